@@ -1,0 +1,2 @@
+//! Standard scenes shared by examples, tests and benches.
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! joule-graph: task graphs over joule-jobs (under construction).
+#![forbid(unsafe_code)]

@@ -1,0 +1,1 @@
+//! loom models of joule's lock-free parts live in `tests/`.

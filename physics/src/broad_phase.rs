@@ -1,0 +1,1 @@
+//! Broad phase (being written).

@@ -1,0 +1,1 @@
+//! Dynamic AABB tree (being written).

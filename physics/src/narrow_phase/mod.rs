@@ -1,0 +1,1 @@
+//! Narrow phase (being written).

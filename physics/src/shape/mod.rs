@@ -1,0 +1,1 @@
+//! Shapes (being written).
