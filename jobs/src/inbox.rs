@@ -1,0 +1,52 @@
+//! Inboxes: the queue of jobs bound to one registered thread (`spawn_on`).
+//!
+//! Game code has work that must run on one thread (the main thread's graphics context,
+//! a non-`Send` resource). Such jobs go to that thread's inbox and run only there: when it
+//! calls `run_pending()` or while it waits. Inbox traffic is light, so a mutex-protected
+//! ring is enough; an atomic length lets the hot "anything for me?" check skip the lock.
+
+use std::collections::VecDeque;
+
+use crate::job::Job;
+use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
+
+/// A multi-producer, single-consumer queue of jobs for one thread.
+#[derive(Default)]
+pub struct Inbox {
+    len: AtomicUsize,
+    queue: Mutex<VecDeque<Job>>,
+}
+
+impl Inbox {
+    /// An empty inbox.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a job (any thread).
+    pub fn push(&self, job: Job) {
+        let mut q = lock(&self.queue);
+        q.push_back(job);
+        // Release under the lock; the SeqCst store also takes part in the sleep protocol
+        // (a sleeper re-checks `len` after announcing itself; see `sleep.rs`).
+        self.len.store(q.len(), Ordering::SeqCst);
+    }
+
+    /// Takes the oldest job (the owning thread).
+    pub fn pop(&self) -> Option<Job> {
+        if self.len.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut q = lock(&self.queue);
+        let job = q.pop_front();
+        self.len.store(q.len(), Ordering::Relaxed);
+        job
+    }
+
+    /// Whether it looked empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len.load(Ordering::SeqCst) == 0
+    }
+}

@@ -1,0 +1,466 @@
+//! The registry: every queue and every thread of one job system, and the loop each
+//! thread runs.
+//!
+//! Where a thread looks for work, in order: its own deque (newest first, for cache
+//! locality), its inbox, the injector, then the other workers' deques in a random order
+//! (oldest first). A thread that finds nothing spins briefly (`Backoff`), then parks via
+//! the idle set (see `sleep.rs`). A thread that *waits* for a latch or counter runs the
+//! same loop, so waiting always helps.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use crossbeam_utils::Backoff;
+
+use crate::deque::{self, Steal, Stealer};
+use crate::inbox::Inbox;
+use crate::injector::Injector;
+use crate::job::Job;
+use crate::latch::WaitTarget;
+use crate::sleep::{IdleSet, Parker};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
+use crate::trace::TraceEvent;
+
+/// Per-thread state visible to other threads: how to wake it, its inbox, its trace.
+pub(crate) struct ThreadSlot {
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) parker: Arc<Parker>,
+    pub(crate) inbox: Inbox,
+    pub(crate) trace: Mutex<Vec<TraceEvent>>,
+}
+
+impl ThreadSlot {
+    fn new(index: usize, name: String) -> Arc<Self> {
+        Arc::new(Self {
+            index,
+            name,
+            parker: Arc::new(Parker::new()),
+            inbox: Inbox::new(),
+            trace: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+pub(crate) type Hook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
+
+pub(crate) struct Registry {
+    pub(crate) id: usize,
+    pub(crate) stealers: Box<[Stealer]>,
+    pub(crate) injector: Injector,
+    pub(crate) idle: IdleSet,
+    /// Every registered thread; the first `stealers.len()` are the workers.
+    pub(crate) threads: Mutex<Vec<Arc<ThreadSlot>>>,
+    pub(crate) terminate: AtomicBool,
+    pub(crate) tracing: AtomicBool,
+    pub(crate) epoch: Instant,
+    pub(crate) unobserved_panics: AtomicUsize,
+    pub(crate) on_start: Option<Hook>,
+    pub(crate) on_exit: Option<Hook>,
+}
+
+static NEXT_REGISTRY_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+impl Registry {
+    /// A registry for `workers` worker threads; returns the owners' ends of their deques.
+    pub(crate) fn new(
+        workers: usize,
+        names: impl Fn(usize) -> String,
+        on_start: Option<Hook>,
+        on_exit: Option<Hook>,
+    ) -> (Arc<Self>, Vec<deque::Worker>) {
+        let mut owners = Vec::with_capacity(workers);
+        let mut stealers = Vec::with_capacity(workers);
+        let mut slots = Vec::with_capacity(workers + 1);
+        for i in 0..workers {
+            let (w, s) = deque::new();
+            owners.push(w);
+            stealers.push(s);
+            slots.push(ThreadSlot::new(i, names(i)));
+        }
+        let registry = Arc::new(Self {
+            id: NEXT_REGISTRY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            stealers: stealers.into_boxed_slice(),
+            injector: Injector::new(),
+            idle: IdleSet::new(workers + 8),
+            threads: Mutex::new(slots),
+            terminate: AtomicBool::new(false),
+            tracing: AtomicBool::new(false),
+            epoch: Instant::now(),
+            unobserved_panics: AtomicUsize::new(0),
+            on_start,
+            on_exit,
+        });
+        (registry, owners)
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    pub(crate) fn slot(&self, index: usize) -> Option<Arc<ThreadSlot>> {
+        lock(&self.threads).get(index).cloned()
+    }
+
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Queues a job from any thread: the current worker's deque when called on one of our
+    /// workers, the injector otherwise. Wakes one idle thread if any.
+    #[inline]
+    pub(crate) fn push(self: &Arc<Self>, job: Job) {
+        let job = with_worker(self, |w| match w {
+            Some(w) => {
+                w.push_local(job);
+                None
+            }
+            None => Some(job),
+        });
+        if let Some(job) = job {
+            self.injector.push(job);
+        }
+        self.idle.notify_one();
+    }
+
+    /// Whether any queue a thread with inbox `inbox` could take from is non-empty.
+    pub(crate) fn has_work(&self, inbox: &Inbox) -> bool {
+        !inbox.is_empty()
+            || !self.injector.is_empty()
+            || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Steals from the workers' deques, starting at a random victim.
+    fn steal(&self, skip: usize, rng: &Cell<u64>) -> Option<Job> {
+        let n = self.stealers.len();
+        if n == 0 {
+            return None;
+        }
+        let start = next_random(rng) as usize % n;
+        let mut retry = true;
+        while retry {
+            retry = false;
+            for k in 0..n {
+                let victim = (start + k) % n;
+                if victim == skip {
+                    continue;
+                }
+                match self.stealers[victim].steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// Runs a job on the current thread, recording a trace event when tracing is on.
+    /// A panic that escapes the job (plain `spawn` has nobody waiting) is counted, and the
+    /// thread carries on.
+    #[inline]
+    pub(crate) fn execute(&self, job: Job, slot: &ThreadSlot) {
+        // Relaxed: tracing is a best-effort switch; this is the one load per job it costs.
+        if self.tracing.load(Ordering::Relaxed) {
+            let label = job.label();
+            let start = self.now_ns();
+            self.run_catching(job);
+            let end = self.now_ns();
+            lock(&slot.trace).push(TraceEvent {
+                thread: slot.index,
+                label,
+                start_ns: start,
+                end_ns: end,
+            });
+        } else {
+            self.run_catching(job);
+        }
+    }
+
+    #[inline]
+    fn run_catching(&self, job: Job) {
+        if catch_unwind(AssertUnwindSafe(|| job.run())).is_err() {
+            self.unobserved_panics.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Registers the calling (non-worker) thread, or returns its existing slot.
+    pub(crate) fn external_slot(self: &Arc<Self>) -> Arc<ThreadSlot> {
+        EXTERNAL.with(|ext| {
+            let mut ext = ext.borrow_mut();
+            if let Some((_, slot)) = ext.iter().find(|(id, _)| *id == self.id) {
+                return slot.clone();
+            }
+            let mut threads = lock(&self.threads);
+            let index = threads.len();
+            let name = std::thread::current()
+                .name()
+                .map_or_else(|| format!("external-{index}"), str::to_owned);
+            let slot = ThreadSlot::new(index, name);
+            threads.push(slot.clone());
+            drop(threads);
+            ext.push((self.id, slot.clone()));
+            slot
+        })
+    }
+}
+
+fn next_random(rng: &Cell<u64>) -> u64 {
+    // xorshift64*: victim order only needs to be spread out, not unpredictable.
+    let mut x = rng.get();
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng.set(x);
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// The state of a worker thread, living on its stack for its whole life.
+pub(crate) struct WorkerThread {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) index: usize,
+    pub(crate) deque: deque::Worker,
+    pub(crate) slot: Arc<ThreadSlot>,
+    rng: Cell<u64>,
+}
+
+thread_local! {
+    /// The worker running on this thread, or null. Set by `worker_main` for the lifetime of
+    /// its `WorkerThread` (which lives on that function's stack) and cleared before it ends.
+    static WORKER: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+    /// Slots of this (non-worker) thread in each registry it joined: (registry id, slot).
+    static EXTERNAL: std::cell::RefCell<Vec<(usize, Arc<ThreadSlot>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the current thread's worker if it is one of `registry`'s workers.
+#[inline]
+pub(crate) fn with_worker<R>(
+    registry: &Arc<Registry>,
+    f: impl FnOnce(Option<&WorkerThread>) -> R,
+) -> R {
+    let ptr = WORKER.with(Cell::get);
+    // SAFETY: a non-null pointer was set by `worker_main` on this very thread and points to
+    // its `WorkerThread`, which outlives every job this thread runs (the pointer is cleared
+    // before that value is dropped). The reference does not escape `f`.
+    let worker = unsafe { ptr.as_ref() };
+    f(worker.filter(|w| Arc::ptr_eq(&w.registry, registry)))
+}
+
+/// What a thread needs to look for work and to sleep: a worker, or a registered external
+/// thread.
+pub(crate) enum Ctx<'a> {
+    Worker(&'a WorkerThread),
+    External {
+        registry: &'a Arc<Registry>,
+        slot: Arc<ThreadSlot>,
+        rng: Cell<u64>,
+    },
+}
+
+/// Runs `f` with the calling thread's context in `registry`, registering it if needed.
+pub(crate) fn with_ctx<R>(registry: &Arc<Registry>, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
+    with_worker(registry, |w| match w {
+        Some(w) => f(&Ctx::Worker(w)),
+        None => {
+            let slot = registry.external_slot();
+            let seed =
+                0x9e37_79b9_7f4a_7c15 ^ (slot.index as u64 + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            f(&Ctx::External {
+                registry,
+                slot,
+                rng: Cell::new(seed | 1),
+            })
+        }
+    })
+}
+
+impl WorkerThread {
+    #[inline]
+    pub(crate) fn push_local(&self, job: Job) {
+        if let Err(job) = self.deque.push(job) {
+            self.spill(job);
+        }
+    }
+
+    #[cold]
+    fn spill(&self, job: Job) {
+        let injector = &self.registry.injector;
+        self.deque.take_half(|j| injector.push(j));
+        if let Err(job) = self.deque.push(job) {
+            injector.push(job);
+        }
+    }
+
+    fn find_work(&self) -> Option<Job> {
+        self.deque
+            .pop()
+            .or_else(|| self.slot.inbox.pop())
+            .or_else(|| self.registry.injector.pop())
+            .or_else(|| self.registry.steal(self.index, &self.rng))
+    }
+}
+
+impl Ctx<'_> {
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        match self {
+            Ctx::Worker(w) => &w.registry,
+            Ctx::External { registry, .. } => registry,
+        }
+    }
+
+    pub(crate) fn slot(&self) -> &Arc<ThreadSlot> {
+        match self {
+            Ctx::Worker(w) => &w.slot,
+            Ctx::External { slot, .. } => slot,
+        }
+    }
+
+    pub(crate) fn parker(&self) -> &Arc<Parker> {
+        &self.slot().parker
+    }
+
+    pub(crate) fn find_work(&self) -> Option<Job> {
+        match self {
+            Ctx::Worker(w) => w.find_work(),
+            Ctx::External {
+                registry,
+                slot,
+                rng,
+                ..
+            } => slot
+                .inbox
+                .pop()
+                .or_else(|| registry.injector.pop())
+                .or_else(|| registry.steal(usize::MAX, rng)),
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        match self {
+            Ctx::Worker(w) => !w.deque.is_empty() || w.registry.has_work(&w.slot.inbox),
+            Ctx::External { registry, slot, .. } => registry.has_work(&slot.inbox),
+        }
+    }
+
+    pub(crate) fn execute(&self, job: Job) {
+        self.registry().execute(job, self.slot());
+    }
+
+    /// Runs jobs until `target` is set, parking when there is nothing to do.
+    pub(crate) fn wait_until(&self, target: &impl WaitTarget) {
+        let registry = self.registry();
+        let parker = self.parker();
+        loop {
+            if target.is_set() {
+                return;
+            }
+            if let Some(job) = self.find_work() {
+                self.execute(job);
+                continue;
+            }
+            let backoff = Backoff::new();
+            let mut found = false;
+            while !backoff.is_completed() {
+                backoff.snooze();
+                if target.is_set() {
+                    return;
+                }
+                if self.has_work() {
+                    found = true;
+                    break;
+                }
+            }
+            if found {
+                continue;
+            }
+            if !target.prepare_sleep(parker) {
+                return;
+            }
+            registry.idle.announce(parker);
+            if !target.is_set() && !self.has_work() {
+                parker.park();
+            }
+            registry.idle.cancel(parker);
+            target.finish_sleep(parker);
+        }
+    }
+
+    /// Runs every job currently in this thread's inbox (and, with no workers, the injector's
+    /// jobs too, since nobody else would). Returns how many ran.
+    pub(crate) fn run_pending(&self) -> usize {
+        let registry = self.registry();
+        let mut n = 0;
+        while let Some(job) = self.slot().inbox.pop() {
+            self.execute(job);
+            n += 1;
+        }
+        if registry.num_workers() == 0 {
+            while let Some(job) = registry.injector.pop().or_else(|| self.slot().inbox.pop()) {
+                self.execute(job);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+/// The body of each worker thread.
+pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: deque::Worker) {
+    let slot = registry
+        .slot(index)
+        .expect("joule-jobs: worker slot exists");
+    if let Some(hook) = &registry.on_start {
+        hook(index);
+    }
+    let worker = WorkerThread {
+        registry: registry.clone(),
+        index,
+        deque,
+        slot,
+        rng: Cell::new(0x853c_49e6_748f_ea9b ^ ((index as u64 + 1) << 17) | 1),
+    };
+    WORKER.with(|w| w.set(&worker));
+    loop {
+        if let Some(job) = worker.find_work() {
+            registry.execute(job, &worker.slot);
+            continue;
+        }
+        if worker.idle() {
+            break;
+        }
+    }
+    WORKER.with(|w| w.set(std::ptr::null()));
+    drop(worker);
+    if let Some(hook) = &registry.on_exit {
+        hook(index);
+    }
+}
+
+impl WorkerThread {
+    /// Nothing to do: spin a little, then park. Returns true when the worker should exit
+    /// (shutdown requested and no work left anywhere it can reach).
+    fn idle(&self) -> bool {
+        let registry = &*self.registry;
+        let has_work = || !self.deque.is_empty() || registry.has_work(&self.slot.inbox);
+        let backoff = Backoff::new();
+        while !backoff.is_completed() {
+            backoff.snooze();
+            if has_work() {
+                return false;
+            }
+        }
+        // Acquire: pairs with the Release store in `JobSystem`'s shutdown.
+        if registry.terminate.load(Ordering::Acquire) {
+            return !has_work();
+        }
+        let parker = &self.slot.parker;
+        registry.idle.announce(parker);
+        if !has_work() && !registry.terminate.load(Ordering::SeqCst) {
+            parker.park();
+        }
+        registry.idle.cancel(parker);
+        false
+    }
+}

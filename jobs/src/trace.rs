@@ -1,0 +1,26 @@
+//! Optional tracing: each thread appends (label, start, end) events to its own buffer.
+//!
+//! When tracing is off the cost is one relaxed load per job (in `Registry::execute`).
+//! joule-graph reads these events, adds its own task events, and exports them.
+
+/// One traced job or span: which thread ran it, its label, and when (nanoseconds since
+/// the job system was built).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// Index of the thread that ran it (see [`JobSystem::thread_names`](crate::JobSystem::thread_names)).
+    pub thread: usize,
+    /// The job's label.
+    pub label: &'static str,
+    /// Start time in ns since the job system's epoch.
+    pub start_ns: u64,
+    /// End time in ns since the job system's epoch.
+    pub end_ns: u64,
+}
+
+impl TraceEvent {
+    /// Duration in nanoseconds.
+    #[must_use]
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
