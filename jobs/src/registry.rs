@@ -9,6 +9,8 @@
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use crossbeam_utils::Backoff;
@@ -43,11 +45,21 @@ impl ThreadSlot {
     }
 }
 
+/// External threads beyond this many still work, but push to the shared injector
+/// instead of a deque of their own.
+pub(crate) const MAX_EXTERNAL_DEQUES: usize = 16;
+
 pub(crate) type Hook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
 
 pub(crate) struct Registry {
     pub(crate) id: usize,
     pub(crate) stealers: Box<[Stealer]>,
+    /// Deques of registered external threads (the game's main thread...), in slot order
+    /// after the workers: external thread `k` with slot `num_workers + k` owns entry `k`.
+    /// Filled once each, so thieves read them without a lock.
+    pub(crate) external_stealers: Box<[OnceLock<Stealer>]>,
+    /// Number of filled entries of `external_stealers`.
+    pub(crate) external_count: AtomicUsize,
     pub(crate) injector: Injector,
     pub(crate) idle: IdleSet,
     /// Every registered thread; the first `stealers.len()` are the workers.
@@ -82,6 +94,8 @@ impl Registry {
         let registry = Arc::new(Self {
             id: NEXT_REGISTRY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             stealers: stealers.into_boxed_slice(),
+            external_stealers: (0..MAX_EXTERNAL_DEQUES).map(|_| OnceLock::new()).collect(),
+            external_count: AtomicUsize::new(0),
             injector: Injector::new(),
             idle: IdleSet::new(workers + 8),
             threads: Mutex::new(slots),
@@ -108,9 +122,23 @@ impl Registry {
     }
 
     /// Queues a job from any thread: the current worker's deque when called on one of our
-    /// workers, the injector otherwise. Wakes one idle thread if any.
+    /// workers, the calling external thread's deque if it has one, the injector otherwise.
+    /// Wakes an idle thread if there is one (see [`push_waited`](Self::push_waited)).
     #[inline]
     pub(crate) fn push(self: &Arc<Self>, job: Job) {
+        self.push_with(job, false);
+    }
+
+    /// Like [`push`](Self::push), for a job whose pusher will wait for it (join, scope):
+    /// progress is then guaranteed by the waiter, so waking an idle thread is only a hint
+    /// for parallelism and skips the `SeqCst` fence that a guaranteed wake-up needs.
+    #[inline]
+    pub(crate) fn push_waited(self: &Arc<Self>, job: Job) {
+        self.push_with(job, true);
+    }
+
+    #[inline]
+    fn push_with(self: &Arc<Self>, job: Job, waited: bool) {
         let job = with_worker(self, |w| match w {
             Some(w) => {
                 w.push_local(job);
@@ -118,42 +146,102 @@ impl Registry {
             }
             None => Some(job),
         });
-        if let Some(job) = job {
-            self.injector.push(job);
+        let Some(job) = job else {
+            // A worker always comes back to its own deque, so a job there can never be
+            // stranded: waking a sleeper is only for parallelism.
+            self.idle.notify_hint();
+            return;
+        };
+        match self.external_deque() {
+            Some(deque) => push_or_spill(&deque, &self.injector, job),
+            None => self.injector.push(job),
         }
-        self.idle.notify_one();
+        if waited {
+            self.idle.notify_hint();
+        } else {
+            self.idle.notify_one();
+        }
+    }
+
+    /// The calling external thread's deque, if it registered and got one.
+    fn external_deque(&self) -> Option<Rc<deque::Worker>> {
+        EXTERNAL.with(|ext| {
+            ext.borrow()
+                .iter()
+                .find(|e| e.registry == self.id)
+                .and_then(|e| e.deque.clone())
+        })
+    }
+
+    /// Every deque thieves may take from: the workers', then the external threads'.
+    fn for_each_stealer(&self, mut f: impl FnMut(usize, &Stealer) -> bool) {
+        for (i, s) in self.stealers.iter().enumerate() {
+            if !f(i, s) {
+                return;
+            }
+        }
+        // Acquire: pairs with the Release increment in `external_slot`, so the entries
+        // below the count are initialised.
+        let n = self.external_count.load(Ordering::Acquire);
+        for (k, s) in self.external_stealers[..n].iter().enumerate() {
+            if let Some(s) = s.get()
+                && !f(self.stealers.len() + k, s)
+            {
+                return;
+            }
+        }
     }
 
     /// Whether any queue a thread with inbox `inbox` could take from is non-empty.
     pub(crate) fn has_work(&self, inbox: &Inbox) -> bool {
-        !inbox.is_empty()
-            || !self.injector.is_empty()
-            || self.stealers.iter().any(|s| !s.is_empty())
+        if !inbox.is_empty() || !self.injector.is_empty() {
+            return true;
+        }
+        let mut found = false;
+        self.for_each_stealer(|_, s| {
+            found = !s.is_empty();
+            !found
+        });
+        found
     }
 
-    /// Steals from the workers' deques, starting at a random victim.
+    /// Steals from the other threads' deques, starting at a random victim.
     fn steal(&self, skip: usize, rng: &Cell<u64>) -> Option<Job> {
-        let n = self.stealers.len();
+        let n = self.stealers.len() + self.external_count.load(Ordering::Acquire);
         if n == 0 {
             return None;
         }
         let start = next_random(rng) as usize % n;
-        let mut retry = true;
-        while retry {
-            retry = false;
-            for k in 0..n {
-                let victim = (start + k) % n;
-                if victim == skip {
-                    continue;
-                }
-                match self.stealers[victim].steal() {
-                    Steal::Success(job) => return Some(job),
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
+        loop {
+            let mut retry = false;
+            let mut found = None;
+            // Two passes over the index space so the scan starts at `start`.
+            for pass in 0..2 {
+                self.for_each_stealer(|i, s| {
+                    let in_pass = if pass == 0 { i >= start } else { i < start };
+                    if !in_pass || i == skip {
+                        return true;
+                    }
+                    match s.steal() {
+                        Steal::Success(job) => {
+                            found = Some(job);
+                            false
+                        }
+                        Steal::Retry => {
+                            retry = true;
+                            true
+                        }
+                        Steal::Empty => true,
+                    }
+                });
+                if found.is_some() {
+                    return found;
                 }
             }
+            if !retry {
+                return None;
+            }
         }
-        None
     }
 
     /// Runs a job on the current thread, recording a trace event when tracing is on.
@@ -185,12 +273,12 @@ impl Registry {
         }
     }
 
-    /// Registers the calling (non-worker) thread, or returns its existing slot.
-    pub(crate) fn external_slot(self: &Arc<Self>) -> Arc<ThreadSlot> {
+    /// Registers the calling (non-worker) thread, or returns its existing entry.
+    pub(crate) fn external(self: &Arc<Self>) -> (Arc<ThreadSlot>, Option<Rc<deque::Worker>>) {
         EXTERNAL.with(|ext| {
             let mut ext = ext.borrow_mut();
-            if let Some((_, slot)) = ext.iter().find(|(id, _)| *id == self.id) {
-                return slot.clone();
+            if let Some(e) = ext.iter().find(|e| e.registry == self.id) {
+                return (e.slot.clone(), e.deque.clone());
             }
             let mut threads = lock(&self.threads);
             let index = threads.len();
@@ -199,11 +287,61 @@ impl Registry {
                 .map_or_else(|| format!("external-{index}"), str::to_owned);
             let slot = ThreadSlot::new(index, name);
             threads.push(slot.clone());
+            // Registration is serialised by the `threads` lock, so `k` is ours alone.
+            let k = index - self.num_workers();
+            let deque = (k < MAX_EXTERNAL_DEQUES).then(|| {
+                let (w, s) = deque::new();
+                let _ = self.external_stealers[k].set(s);
+                // Release: publishes the entry just set; pairs with the Acquire loads of
+                // `external_count` by thieves.
+                self.external_count.store(k + 1, Ordering::Release);
+                Rc::new(w)
+            });
             drop(threads);
-            ext.push((self.id, slot.clone()));
-            slot
+            ext.push(ExternalEntry {
+                registry: self.id,
+                slot: slot.clone(),
+                deque: deque.clone(),
+            });
+            (slot, deque)
         })
     }
+
+    /// Runs every job left in external threads' deques (shutdown).
+    pub(crate) fn drain_external_deques(&self, mut run: impl FnMut(Job)) -> bool {
+        let mut ran = false;
+        let n = self.external_count.load(Ordering::Acquire);
+        for s in self.external_stealers[..n].iter().filter_map(OnceLock::get) {
+            loop {
+                match s.steal() {
+                    Steal::Success(job) => {
+                        ran = true;
+                        run(job);
+                    }
+                    Steal::Retry => {}
+                    Steal::Empty => break,
+                }
+            }
+        }
+        ran
+    }
+}
+
+/// Spills half of a full deque to the injector, then pushes.
+fn push_or_spill(deque: &deque::Worker, injector: &Injector, job: Job) {
+    if let Err(job) = deque.push(job) {
+        deque.take_half(|j| injector.push(j));
+        if let Err(job) = deque.push(job) {
+            injector.push(job);
+        }
+    }
+}
+
+/// This thread's membership in one registry it joined as an external thread.
+struct ExternalEntry {
+    registry: usize,
+    slot: Arc<ThreadSlot>,
+    deque: Option<Rc<deque::Worker>>,
 }
 
 fn next_random(rng: &Cell<u64>) -> u64 {
@@ -229,8 +367,8 @@ thread_local! {
     /// The worker running on this thread, or null. Set by `worker_main` for the lifetime of
     /// its `WorkerThread` (which lives on that function's stack) and cleared before it ends.
     static WORKER: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
-    /// Slots of this (non-worker) thread in each registry it joined: (registry id, slot).
-    static EXTERNAL: std::cell::RefCell<Vec<(usize, Arc<ThreadSlot>)>> =
+    /// This (non-worker) thread's entry in each registry it joined.
+    static EXTERNAL: std::cell::RefCell<Vec<ExternalEntry>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -255,6 +393,7 @@ pub(crate) enum Ctx<'a> {
     External {
         registry: &'a Arc<Registry>,
         slot: Arc<ThreadSlot>,
+        deque: Option<Rc<deque::Worker>>,
         rng: Cell<u64>,
     },
 }
@@ -264,12 +403,13 @@ pub(crate) fn with_ctx<R>(registry: &Arc<Registry>, f: impl FnOnce(&Ctx<'_>) -> 
     with_worker(registry, |w| match w {
         Some(w) => f(&Ctx::Worker(w)),
         None => {
-            let slot = registry.external_slot();
+            let (slot, deque) = registry.external();
             let seed =
                 0x9e37_79b9_7f4a_7c15 ^ (slot.index as u64 + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             f(&Ctx::External {
                 registry,
                 slot,
+                deque,
                 rng: Cell::new(seed | 1),
             })
         }
@@ -279,18 +419,7 @@ pub(crate) fn with_ctx<R>(registry: &Arc<Registry>, f: impl FnOnce(&Ctx<'_>) -> 
 impl WorkerThread {
     #[inline]
     pub(crate) fn push_local(&self, job: Job) {
-        if let Err(job) = self.deque.push(job) {
-            self.spill(job);
-        }
-    }
-
-    #[cold]
-    fn spill(&self, job: Job) {
-        let injector = &self.registry.injector;
-        self.deque.take_half(|j| injector.push(j));
-        if let Err(job) = self.deque.push(job) {
-            injector.push(job);
-        }
+        push_or_spill(&self.deque, &self.registry.injector, job);
     }
 
     fn find_work(&self) -> Option<Job> {
@@ -327,20 +456,26 @@ impl Ctx<'_> {
             Ctx::External {
                 registry,
                 slot,
+                deque,
                 rng,
-                ..
-            } => slot
-                .inbox
-                .pop()
+            } => deque
+                .as_ref()
+                .and_then(|d| d.pop())
+                .or_else(|| slot.inbox.pop())
                 .or_else(|| registry.injector.pop())
-                .or_else(|| registry.steal(usize::MAX, rng)),
+                .or_else(|| registry.steal(slot.index, rng)),
         }
     }
 
     fn has_work(&self) -> bool {
         match self {
             Ctx::Worker(w) => !w.deque.is_empty() || w.registry.has_work(&w.slot.inbox),
-            Ctx::External { registry, slot, .. } => registry.has_work(&slot.inbox),
+            Ctx::External {
+                registry,
+                slot,
+                deque,
+                ..
+            } => deque.as_ref().is_some_and(|d| !d.is_empty()) || registry.has_work(&slot.inbox),
         }
     }
 
@@ -387,8 +522,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// Runs every job currently in this thread's inbox (and, with no workers, the injector's
-    /// jobs too, since nobody else would). Returns how many ran.
+    /// Runs every job currently in this thread's inbox (and, with no workers, every queued
+    /// job, since nobody else would). Returns how many ran.
     pub(crate) fn run_pending(&self) -> usize {
         let registry = self.registry();
         let mut n = 0;
@@ -397,7 +532,7 @@ impl Ctx<'_> {
             n += 1;
         }
         if registry.num_workers() == 0 {
-            while let Some(job) = registry.injector.pop().or_else(|| self.slot().inbox.pop()) {
+            while let Some(job) = self.find_work() {
                 self.execute(job);
                 n += 1;
             }

@@ -13,8 +13,32 @@ use crate::job::Job;
 use crate::latch::{Latch, PanicPayload};
 use crate::registry::{Registry, with_ctx};
 use crate::sleep::Parker;
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, lock};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, lock};
 use crate::system::JobSystem;
+
+/// The slot where `join`'s second job leaves its result for the owner.
+struct ResultSlot<T>(UnsafeCell<Option<T>>);
+
+// SAFETY: the slot is written by exactly one job and read by the owner only after that job
+// set the latch (Release/Acquire), so the two accesses never overlap; the value crosses
+// threads, hence `T: Send`.
+unsafe impl<T: Send> Sync for ResultSlot<T> {}
+
+impl<T> ResultSlot<T> {
+    /// # Safety
+    /// No other access to the slot may happen concurrently (see `join`).
+    unsafe fn put(&self, value: T) {
+        // SAFETY: exclusive access per the caller's contract.
+        self.0.with_mut(|p| unsafe { *p = Some(value) });
+    }
+
+    /// # Safety
+    /// No other access to the slot may happen concurrently (see `join`).
+    unsafe fn take(&self) -> Option<T> {
+        // SAFETY: exclusive access per the caller's contract.
+        self.0.with_mut(|p| unsafe { (*p).take() })
+    }
+}
 
 /// A scope in which jobs may borrow from the enclosing stack frame; see
 /// [`JobSystem::scope`].
@@ -54,7 +78,7 @@ impl<'scope> Scope<'scope> {
         // waits until `pending` reaches zero (this job's `job_done` is its last access to
         // anything borrowed) before it returns or unwinds, so every borrow outlives the job.
         let job = unsafe { Job::new_unchecked(label, job) };
-        self.registry.push(job);
+        self.registry.push_waited(job);
     }
 
     fn store_panic(&self, p: PanicPayload) {
@@ -121,22 +145,26 @@ impl JobSystem {
             return (ra, b());
         }
         with_ctx(self.registry(), |ctx| {
-            let result_b: Mutex<Option<std::thread::Result<RB>>> = Mutex::new(None);
+            let result_b = ResultSlot::<std::thread::Result<RB>>(UnsafeCell::new(None));
             let latch = Latch::new(ctx.parker());
             let job_b = || {
                 let r = catch_unwind(AssertUnwindSafe(b));
-                *lock(&result_b) = Some(r);
+                // SAFETY: only this job writes `result_b`, once, and the owner reads it only
+                // after `latch.set()` below, whose Release pairs with the Acquire in the
+                // owner's `is_set`; so the accesses are ordered and never concurrent.
+                unsafe { result_b.put(r) };
                 latch.set();
             };
             // SAFETY: `job_b` borrows `result_b`, `latch` and whatever `b` borrows. We wait
             // for `latch` below before returning or unwinding (a panic in `a` is caught),
             // and `latch.set()` is the job's last access to borrowed data.
             let job = unsafe { Job::new_unchecked("join", job_b) };
-            ctx.registry().push(job);
+            ctx.registry().push_waited(job);
             let ra = catch_unwind(AssertUnwindSafe(a));
             ctx.wait_until(&latch);
-            let rb = lock(&result_b)
-                .take()
+            // SAFETY: the latch is set, so the job has written `result_b` and will not
+            // touch it again (see above).
+            let rb = unsafe { result_b.take() }
                 .expect("joule-jobs: join's second job finished without a result");
             match (ra, rb) {
                 (Ok(ra), Ok(rb)) => (ra, rb),

@@ -117,6 +117,17 @@ impl IdleSet {
         self.wake_one();
     }
 
+    /// Wakes one idle thread if the (possibly stale) idle count says there is one. Without
+    /// the fence this may miss a thread that is just falling asleep, so it is only for
+    /// jobs whose progress is guaranteed otherwise (a worker's own deque, a job its pusher
+    /// waits for); a later push or the pusher itself picks the job up.
+    #[inline]
+    pub fn notify_hint(&self) {
+        if self.count.load(Ordering::Relaxed) != 0 {
+            self.wake_one();
+        }
+    }
+
     #[cold]
     fn wake_one(&self) {
         let mut s = lock(&self.sleepers);

@@ -192,6 +192,7 @@ impl Drop for Handle {
                     run_detached(r, job);
                 }
             }
+            ran |= r.drain_external_deques(|job| run_detached(r, job));
             if !ran {
                 break;
             }
