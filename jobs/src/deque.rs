@@ -115,6 +115,7 @@ impl Inner {
     /// # Safety
     /// The caller must have won position `pos` (by the owner's pop or a successful CAS on
     /// `top`), so the slot holds a job published to it and nobody else will read it.
+    #[inline]
     unsafe fn take(&self, pos: usize, release: bool) -> Job {
         let slot = &self.slots[pos & MASK];
         // SAFETY: per the contract the slot holds an initialised job that only we read; the
@@ -157,6 +158,7 @@ impl Worker {
 
     /// Pushes a job at the bottom, or gives it back when the ring is full (or the slot it
     /// needs is still being copied out by a thief).
+    #[inline]
     pub fn push(&self, job: Job) -> Result<(), Job> {
         let inner = &*self.inner;
         let b = inner.bottom.load(Ordering::Relaxed);
@@ -182,7 +184,25 @@ impl Worker {
         Ok(())
     }
 
+    /// The position the next push will use (positions grow by one per push).
+    #[must_use]
+    pub fn next_position(&self) -> usize {
+        self.inner.bottom.load(Ordering::Relaxed)
+    }
+
+    /// Pops the newest job only if it is the one pushed at `position`, that is when
+    /// nothing pushed after it is still in the deque. `None` when it was stolen (or is
+    /// not on top). `join` uses this to take back its own job and run it inline.
+    #[inline]
+    pub fn pop_at(&self, position: usize) -> Option<Job> {
+        if self.inner.bottom.load(Ordering::Relaxed) != position.wrapping_add(1) {
+            return None;
+        }
+        self.pop()
+    }
+
     /// Pops the most recently pushed job (LIFO).
+    #[inline]
     pub fn pop(&self) -> Option<Job> {
         let inner = &*self.inner;
         let b = inner.bottom.load(Ordering::Relaxed).wrapping_sub(1);
@@ -242,6 +262,7 @@ impl Worker {
 
 impl Stealer {
     /// Tries to take the oldest job (FIFO).
+    #[inline]
     pub fn steal(&self) -> Steal {
         let inner = &*self.inner;
         // Acquire: pairs with the Release of successful CASes by other thieves.

@@ -47,6 +47,7 @@ impl std::fmt::Debug for Job {
 impl Job {
     /// A job that runs `f` once. Stored inline when it fits, boxed otherwise.
     #[must_use]
+    #[inline]
     pub fn new<F>(label: &'static str, f: F) -> Job
     where
         F: FnOnce() + Send + 'static,
@@ -60,6 +61,7 @@ impl Job {
     /// # Safety
     /// The caller must ensure the job is run or dropped before anything `f` borrows is
     /// invalidated (a scope does this by waiting for all its jobs, also when unwinding).
+    #[inline]
     pub unsafe fn new_unchecked<F>(label: &'static str, f: F) -> Job
     where
         F: FnOnce() + Send,

@@ -152,9 +152,13 @@ impl Registry {
             self.idle.notify_hint();
             return;
         };
-        match self.external_deque() {
-            Some(deque) => push_or_spill(&deque, &self.injector, job),
-            None => self.injector.push(job),
+        match self.external_entry().as_deref() {
+            Some(ExternalEntry {
+                deque: Some(deque), ..
+            }) => {
+                push_or_spill(deque, &self.injector, job);
+            }
+            _ => self.injector.push(job),
         }
         if waited {
             self.idle.notify_hint();
@@ -164,13 +168,8 @@ impl Registry {
     }
 
     /// The calling external thread's deque, if it registered and got one.
-    fn external_deque(&self) -> Option<Rc<deque::Worker>> {
-        EXTERNAL.with(|ext| {
-            ext.borrow()
-                .iter()
-                .find(|e| e.registry == self.id)
-                .and_then(|e| e.deque.clone())
-        })
+    fn external_entry(&self) -> Option<Rc<ExternalEntry>> {
+        EXTERNAL.with(|ext| ext.borrow().iter().find(|e| e.registry == self.id).cloned())
     }
 
     /// Every deque thieves may take from: the workers', then the external threads'.
@@ -274,37 +273,35 @@ impl Registry {
     }
 
     /// Registers the calling (non-worker) thread, or returns its existing entry.
-    pub(crate) fn external(self: &Arc<Self>) -> (Arc<ThreadSlot>, Option<Rc<deque::Worker>>) {
-        EXTERNAL.with(|ext| {
-            let mut ext = ext.borrow_mut();
-            if let Some(e) = ext.iter().find(|e| e.registry == self.id) {
-                return (e.slot.clone(), e.deque.clone());
-            }
-            let mut threads = lock(&self.threads);
-            let index = threads.len();
-            let name = std::thread::current()
-                .name()
-                .map_or_else(|| format!("external-{index}"), str::to_owned);
-            let slot = ThreadSlot::new(index, name);
-            threads.push(slot.clone());
-            // Registration is serialised by the `threads` lock, so `k` is ours alone.
-            let k = index - self.num_workers();
-            let deque = (k < MAX_EXTERNAL_DEQUES).then(|| {
-                let (w, s) = deque::new();
-                let _ = self.external_stealers[k].set(s);
-                // Release: publishes the entry just set; pairs with the Acquire loads of
-                // `external_count` by thieves.
-                self.external_count.store(k + 1, Ordering::Release);
-                Rc::new(w)
-            });
-            drop(threads);
-            ext.push(ExternalEntry {
-                registry: self.id,
-                slot: slot.clone(),
-                deque: deque.clone(),
-            });
-            (slot, deque)
-        })
+    pub(crate) fn external(self: &Arc<Self>) -> Rc<ExternalEntry> {
+        if let Some(e) = self.external_entry() {
+            return e;
+        }
+        let mut threads = lock(&self.threads);
+        let index = threads.len();
+        let name = std::thread::current()
+            .name()
+            .map_or_else(|| format!("external-{index}"), str::to_owned);
+        let slot = ThreadSlot::new(index, name);
+        threads.push(slot.clone());
+        // Registration is serialised by the `threads` lock, so `k` is ours alone.
+        let k = index - self.num_workers();
+        let deque = (k < MAX_EXTERNAL_DEQUES).then(|| {
+            let (w, s) = deque::new();
+            let _ = self.external_stealers[k].set(s);
+            // Release: publishes the entry just set; pairs with the Acquire loads of
+            // `external_count` by thieves.
+            self.external_count.store(k + 1, Ordering::Release);
+            w
+        });
+        drop(threads);
+        let entry = Rc::new(ExternalEntry {
+            registry: self.id,
+            slot,
+            deque,
+        });
+        EXTERNAL.with(|ext| ext.borrow_mut().push(entry.clone()));
+        entry
     }
 
     /// Runs every job left in external threads' deques (shutdown).
@@ -328,20 +325,31 @@ impl Registry {
 }
 
 /// Spills half of a full deque to the injector, then pushes.
-fn push_or_spill(deque: &deque::Worker, injector: &Injector, job: Job) {
-    if let Err(job) = deque.push(job) {
-        deque.take_half(|j| injector.push(j));
-        if let Err(job) = deque.push(job) {
-            injector.push(job);
+/// Returns the deque position the job landed at, or `None` when it went to the injector.
+#[inline]
+fn push_or_spill(deque: &deque::Worker, injector: &Injector, job: Job) -> Option<usize> {
+    let pos = deque.next_position();
+    match deque.push(job) {
+        Ok(()) => Some(pos),
+        Err(job) => {
+            deque.take_half(|j| injector.push(j));
+            let pos = deque.next_position();
+            match deque.push(job) {
+                Ok(()) => Some(pos),
+                Err(job) => {
+                    injector.push(job);
+                    None
+                }
+            }
         }
     }
 }
 
 /// This thread's membership in one registry it joined as an external thread.
-struct ExternalEntry {
+pub(crate) struct ExternalEntry {
     registry: usize,
     slot: Arc<ThreadSlot>,
-    deque: Option<Rc<deque::Worker>>,
+    deque: Option<deque::Worker>,
 }
 
 fn next_random(rng: &Cell<u64>) -> u64 {
@@ -368,7 +376,7 @@ thread_local! {
     /// its `WorkerThread` (which lives on that function's stack) and cleared before it ends.
     static WORKER: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
     /// This (non-worker) thread's entry in each registry it joined.
-    static EXTERNAL: std::cell::RefCell<Vec<ExternalEntry>> =
+    static EXTERNAL: std::cell::RefCell<Vec<Rc<ExternalEntry>>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -392,8 +400,7 @@ pub(crate) enum Ctx<'a> {
     Worker(&'a WorkerThread),
     External {
         registry: &'a Arc<Registry>,
-        slot: Arc<ThreadSlot>,
-        deque: Option<Rc<deque::Worker>>,
+        entry: Rc<ExternalEntry>,
         rng: Cell<u64>,
     },
 }
@@ -403,13 +410,12 @@ pub(crate) fn with_ctx<R>(registry: &Arc<Registry>, f: impl FnOnce(&Ctx<'_>) -> 
     with_worker(registry, |w| match w {
         Some(w) => f(&Ctx::Worker(w)),
         None => {
-            let (slot, deque) = registry.external();
-            let seed =
-                0x9e37_79b9_7f4a_7c15 ^ (slot.index as u64 + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let entry = registry.external();
+            let seed = 0x9e37_79b9_7f4a_7c15
+                ^ (entry.slot.index as u64 + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             f(&Ctx::External {
                 registry,
-                slot,
-                deque,
+                entry,
                 rng: Cell::new(seed | 1),
             })
         }
@@ -442,7 +448,7 @@ impl Ctx<'_> {
     pub(crate) fn slot(&self) -> &Arc<ThreadSlot> {
         match self {
             Ctx::Worker(w) => &w.slot,
-            Ctx::External { slot, .. } => slot,
+            Ctx::External { entry, .. } => &entry.slot,
         }
     }
 
@@ -455,15 +461,15 @@ impl Ctx<'_> {
             Ctx::Worker(w) => w.find_work(),
             Ctx::External {
                 registry,
-                slot,
-                deque,
+                entry,
                 rng,
-            } => deque
+            } => entry
+                .deque
                 .as_ref()
-                .and_then(|d| d.pop())
-                .or_else(|| slot.inbox.pop())
+                .and_then(deque::Worker::pop)
+                .or_else(|| entry.slot.inbox.pop())
                 .or_else(|| registry.injector.pop())
-                .or_else(|| registry.steal(slot.index, rng)),
+                .or_else(|| registry.steal(entry.slot.index, rng)),
         }
     }
 
@@ -471,16 +477,46 @@ impl Ctx<'_> {
         match self {
             Ctx::Worker(w) => !w.deque.is_empty() || w.registry.has_work(&w.slot.inbox),
             Ctx::External {
-                registry,
-                slot,
-                deque,
-                ..
-            } => deque.as_ref().is_some_and(|d| !d.is_empty()) || registry.has_work(&slot.inbox),
+                registry, entry, ..
+            } => {
+                entry.deque.as_ref().is_some_and(|d| !d.is_empty())
+                    || registry.has_work(&entry.slot.inbox)
+            }
         }
     }
 
     pub(crate) fn execute(&self, job: Job) {
         self.registry().execute(job, self.slot());
+    }
+
+    /// Pushes a job this thread will wait for onto its own deque (if it has one) and
+    /// returns where it landed, for [`pop_own_at`](Self::pop_own_at).
+    #[inline]
+    pub(crate) fn push_own(&self, job: Job) -> Option<usize> {
+        let pos = match self {
+            Ctx::Worker(w) => push_or_spill(&w.deque, &w.registry.injector, job),
+            Ctx::External {
+                registry, entry, ..
+            } => match &entry.deque {
+                Some(d) => push_or_spill(d, &registry.injector, job),
+                None => {
+                    registry.injector.push(job);
+                    None
+                }
+            },
+        };
+        self.registry().idle.notify_hint();
+        pos
+    }
+
+    /// Takes back the job pushed at `pos` by [`push_own`](Self::push_own) if no thief
+    /// took it and nothing newer sits above it.
+    #[inline]
+    pub(crate) fn pop_own_at(&self, pos: usize) -> Option<Job> {
+        match self {
+            Ctx::Worker(w) => w.deque.pop_at(pos),
+            Ctx::External { entry, .. } => entry.deque.as_ref().and_then(|d| d.pop_at(pos)),
+        }
     }
 
     /// Runs jobs until `target` is set, parking when there is nothing to do.

@@ -16,30 +16,6 @@ use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, lock};
 use crate::system::JobSystem;
 
-/// The slot where `join`'s second job leaves its result for the owner.
-struct ResultSlot<T>(UnsafeCell<Option<T>>);
-
-// SAFETY: the slot is written by exactly one job and read by the owner only after that job
-// set the latch (Release/Acquire), so the two accesses never overlap; the value crosses
-// threads, hence `T: Send`.
-unsafe impl<T: Send> Sync for ResultSlot<T> {}
-
-impl<T> ResultSlot<T> {
-    /// # Safety
-    /// No other access to the slot may happen concurrently (see `join`).
-    unsafe fn put(&self, value: T) {
-        // SAFETY: exclusive access per the caller's contract.
-        self.0.with_mut(|p| unsafe { *p = Some(value) });
-    }
-
-    /// # Safety
-    /// No other access to the slot may happen concurrently (see `join`).
-    unsafe fn take(&self) -> Option<T> {
-        // SAFETY: exclusive access per the caller's contract.
-        self.0.with_mut(|p| unsafe { (*p).take() })
-    }
-}
-
 /// A scope in which jobs may borrow from the enclosing stack frame; see
 /// [`JobSystem::scope`].
 pub struct Scope<'scope> {
@@ -145,31 +121,92 @@ impl JobSystem {
             return (ra, b());
         }
         with_ctx(self.registry(), |ctx| {
-            let result_b = ResultSlot::<std::thread::Result<RB>>(UnsafeCell::new(None));
-            let latch = Latch::new(ctx.parker());
-            let job_b = || {
-                let r = catch_unwind(AssertUnwindSafe(b));
-                // SAFETY: only this job writes `result_b`, once, and the owner reads it only
-                // after `latch.set()` below, whose Release pairs with the Acquire in the
-                // owner's `is_set`; so the accesses are ordered and never concurrent.
-                unsafe { result_b.put(r) };
-                latch.set();
+            let state = JoinState {
+                b: UnsafeCell::new(Some(b)),
+                result: UnsafeCell::new(None),
+                latch: Latch::new(ctx.parker()),
             };
-            // SAFETY: `job_b` borrows `result_b`, `latch` and whatever `b` borrows. We wait
-            // for `latch` below before returning or unwinding (a panic in `a` is caught),
-            // and `latch.set()` is the job's last access to borrowed data.
-            let job = unsafe { Job::new_unchecked("join", job_b) };
-            ctx.registry().push_waited(job);
+            let state_ref = &state;
+            // SAFETY: the job borrows `state` (and, through `b`, whatever `b` borrows). It is
+            // either taken back below with `pop_own_at` and dropped unrun, or run by some
+            // thread, in which case we wait for `state.latch`, which the job sets as its
+            // last access to `state`; both happen before we return or unwind (a panic in
+            // `a` is caught).
+            let job = unsafe { Job::new_unchecked("join", move || state_ref.run_stolen()) };
+            let pos = ctx.push_own(job);
             let ra = catch_unwind(AssertUnwindSafe(a));
-            ctx.wait_until(&latch);
-            // SAFETY: the latch is set, so the job has written `result_b` and will not
-            // touch it again (see above).
-            let rb = unsafe { result_b.take() }
-                .expect("joule-jobs: join's second job finished without a result");
+            let rb = match pos.and_then(|p| ctx.pop_own_at(p)) {
+                Some(job) => {
+                    // Nobody took it: discard the job (its closure only holds `&state`,
+                    // so forgetting it leaks nothing) and run `b` right here, with no
+                    // latch or result slot involved.
+                    std::mem::forget(job);
+                    // SAFETY: the job was never run and is gone, so we are the only one
+                    // with access to `state.b`.
+                    let b = unsafe { state.take_b() };
+                    catch_unwind(AssertUnwindSafe(b))
+                }
+                None => {
+                    ctx.wait_until(&state.latch);
+                    // SAFETY: the latch is set, so the job wrote `result` and no longer
+                    // touches `state` (see `run_stolen`).
+                    unsafe { state.take_result() }
+                }
+            };
             match (ra, rb) {
                 (Ok(ra), Ok(rb)) => (ra, rb),
                 (Err(p), _) | (_, Err(p)) => resume_unwind(p),
             }
         })
+    }
+}
+
+/// What `join`'s second half shares with whoever runs it: the closure (taken by exactly
+/// one party: the thread that runs the job, or the owner after taking the job back), the
+/// result slot, and the latch that hands the result to the owner.
+struct JoinState<'p, B, RB> {
+    b: UnsafeCell<Option<B>>,
+    result: UnsafeCell<Option<std::thread::Result<RB>>>,
+    latch: Latch<&'p Arc<Parker>>,
+}
+
+// SAFETY: `b` is moved out by exactly one thread (whoever won the job), `result` is written
+// by that thread before the latch's Release and read by the owner after its Acquire, so no
+// field is ever accessed concurrently. Values cross threads, hence `B: Send, RB: Send`.
+unsafe impl<B: Send, RB: Send> Sync for JoinState<'_, B, RB> {}
+
+impl<B: FnOnce() -> RB, RB> JoinState<'_, B, RB> {
+    /// Takes the closure.
+    ///
+    /// # Safety
+    /// Only the single party that won the job may call this, once.
+    unsafe fn take_b(&self) -> B {
+        // SAFETY: exclusive access per the caller's contract.
+        self.b
+            .with_mut(|p| unsafe { (*p).take() })
+            .expect("joule-jobs: join's second closure taken twice")
+    }
+
+    /// Takes the result written by `run_stolen`.
+    ///
+    /// # Safety
+    /// The latch must be set (the job is done with `self`).
+    unsafe fn take_result(&self) -> std::thread::Result<RB> {
+        // SAFETY: per the contract the writer is done; the latch's Acquire made its write
+        // visible.
+        self.result
+            .with_mut(|p| unsafe { (*p).take() })
+            .expect("joule-jobs: join's second job finished without a result")
+    }
+
+    /// The job body when another thread (or the owner's wait loop) runs it.
+    fn run_stolen(&self) {
+        // SAFETY: running the job means we won it from the queue; the owner then cannot
+        // take it back, so we are the only party touching `b` and `result` until `set`.
+        let b = unsafe { self.take_b() };
+        let r = catch_unwind(AssertUnwindSafe(b));
+        // SAFETY: as above; the owner reads `result` only after the latch is set.
+        self.result.with_mut(|p| unsafe { *p = Some(r) });
+        self.latch.set();
     }
 }
