@@ -101,6 +101,8 @@ pub use disjoint::{DisjointError, DisjointSlice};
 #[cfg(not(loom))]
 pub use scope::Scope;
 #[cfg(not(loom))]
-pub use system::{BuildError, Builder, JobSystem, MAX_THREADS, SpawnOnError, ThreadToken};
+pub use system::{
+    BuildError, Builder, JobSystem, MAX_THREADS, SpawnOnError, ThreadToken, WeakJobSystem,
+};
 #[cfg(not(loom))]
 pub use trace::TraceEvent;

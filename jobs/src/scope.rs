@@ -116,9 +116,14 @@ impl JobSystem {
         RB: Send,
     {
         if self.num_workers() == 0 {
-            // Nobody could run `b` in parallel: skip the queue.
-            let ra = a();
-            return (ra, b());
+            // Nobody could run `b` in parallel: skip the queue. Both halves still run when
+            // one panics, as with workers.
+            let ra = catch_unwind(AssertUnwindSafe(a));
+            let rb = catch_unwind(AssertUnwindSafe(b));
+            return match (ra, rb) {
+                (Ok(ra), Ok(rb)) => (ra, rb),
+                (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+            };
         }
         with_ctx(self.registry(), |ctx| {
             let state = JoinState {

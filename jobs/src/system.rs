@@ -256,7 +256,37 @@ impl fmt::Display for SpawnOnError {
 
 impl std::error::Error for SpawnOnError {}
 
+/// A handle that does not keep the job system alive; see [`JobSystem::downgrade`].
+#[derive(Clone)]
+pub struct WeakJobSystem {
+    handle: std::sync::Weak<Handle>,
+}
+
+impl fmt::Debug for WeakJobSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakJobSystem").finish_non_exhaustive()
+    }
+}
+
+impl WeakJobSystem {
+    /// The job system, if a strong handle still exists.
+    #[must_use]
+    pub fn upgrade(&self) -> Option<JobSystem> {
+        self.handle.upgrade().map(|handle| JobSystem { handle })
+    }
+}
+
 impl JobSystem {
+    /// A weak handle. Jobs that need to spawn more jobs should capture this rather than a
+    /// clone: a queued job holding a strong handle keeps the system (and its threads)
+    /// alive, so dropping "the last" user handle would not shut it down.
+    #[must_use]
+    pub fn downgrade(&self) -> WeakJobSystem {
+        WeakJobSystem {
+            handle: Arc::downgrade(&self.handle),
+        }
+    }
+
     /// A builder with default settings.
     #[must_use]
     pub fn builder() -> Builder {
