@@ -2,20 +2,25 @@
 //! the caller.
 //!
 //! A solver colour updates the velocities of many bodies from many threads; colouring
-//! guarantees that no two constraints of a colour share a body. [`DisjointSlice`] turns
-//! that guarantee into a checked one: it is built from a slice and a list of indices that
-//! it verifies to be pairwise distinct (one pass over a bitset), and then hands out `&mut`
-//! to the element of each listed index, by position in the list, to any thread. Because
-//! every position maps to a distinct element and each position can be claimed once, no
-//! element is ever aliased.
+//! guarantees that no two constraints of a colour share a body. A [`DisjointPlan`] turns
+//! that guarantee into a checked one: it holds a list of element indices verified, once,
+//! to be in bounds and pairwise distinct (one pass over a bitset). Applied to a slice, the
+//! plan splits the list into consecutive position ranges ([`DisjointChunk`]s); each chunk
+//! hands out `&mut` to the elements at its positions. Chunks cover disjoint positions and
+//! positions name distinct elements, so no element is ever reachable from two chunks, and
+//! within a chunk `&mut self` borrows keep the usual aliasing rules. Chunks are `Send`, one
+//! per job.
+//!
+//! The plan is reusable: refilling it keeps its buffers (no allocation once warm), and it
+//! can be applied many times (every substep of a solve) without re-verifying.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::Range;
 
-/// Why a [`DisjointSlice`] could not be built.
+/// Why a [`DisjointPlan`] was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DisjointError {
-    /// An index is out of bounds of the slice. Fix the index list.
+    /// An index is out of bounds of the slice length the plan is for. Fix the index list.
     OutOfBounds {
         /// The offending index.
         index: usize,
@@ -28,6 +33,9 @@ pub enum DisjointError {
         /// The repeated index.
         index: usize,
     },
+    /// The plan was applied to a slice of another length than it was verified for, or the
+    /// chunk boundaries were not increasing within the index list.
+    Mismatch,
 }
 
 impl std::fmt::Display for DisjointError {
@@ -37,78 +45,143 @@ impl std::fmt::Display for DisjointError {
                 write!(f, "index {index} is out of bounds for a slice of {len}")
             }
             DisjointError::Duplicate { index } => write!(f, "index {index} appears twice"),
+            DisjointError::Mismatch => {
+                write!(f, "plan applied to a slice or bounds it was not made for")
+            }
         }
     }
 }
 
 impl std::error::Error for DisjointError {}
 
-/// A mutable slice whose elements at a verified set of distinct indices can be borrowed
-/// mutably from several threads at once, each index at most once.
-pub struct DisjointSlice<'a, T> {
+/// A verified list of pairwise-distinct indices into a slice of a given length.
+#[derive(Clone, Debug, Default)]
+pub struct DisjointPlan {
+    indices: Vec<usize>,
+    len: usize,
+    bits: Vec<u64>,
+}
+
+impl DisjointPlan {
+    /// An empty plan.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the plan with `indices` for a slice of `len` elements, verifying them.
+    /// On error the plan is left empty.
+    pub fn set(
+        &mut self,
+        len: usize,
+        indices: impl IntoIterator<Item = usize>,
+    ) -> Result<(), DisjointError> {
+        self.indices.clear();
+        self.indices.extend(indices);
+        self.len = len;
+        self.bits.clear();
+        self.bits.resize(len.div_ceil(64), 0);
+        let mut result = Ok(());
+        for &index in &self.indices {
+            if index >= len {
+                result = Err(DisjointError::OutOfBounds { index, len });
+                break;
+            }
+            let (w, b) = (index / 64, 1u64 << (index % 64));
+            if self.bits[w] & b != 0 {
+                result = Err(DisjointError::Duplicate { index });
+                break;
+            }
+            self.bits[w] |= b;
+        }
+        if result.is_err() {
+            self.indices.clear();
+            self.len = 0;
+        }
+        result
+    }
+
+    /// The verified indices, by position.
+    #[must_use]
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    /// Splits `slice` into chunks covering the positions `bounds[k]..bounds[k + 1]` of the
+    /// plan. `bounds` must start at 0, be non-decreasing and end at `indices().len()`.
+    pub fn chunks<'a, T: Send>(
+        &'a self,
+        slice: &'a mut [T],
+        bounds: &'a [usize],
+    ) -> Result<impl Iterator<Item = DisjointChunk<'a, T>> + 'a, DisjointError> {
+        let ok = slice.len() == self.len
+            && bounds.first() == Some(&0)
+            && bounds.last() == Some(&self.indices.len())
+            && bounds.windows(2).all(|w| w[0] <= w[1]);
+        if !ok {
+            return Err(DisjointError::Mismatch);
+        }
+        let ptr = slice.as_mut_ptr();
+        Ok(bounds.windows(2).map(move |w| DisjointChunk {
+            ptr,
+            indices: &self.indices[w[0]..w[1]],
+            first: w[0],
+            _marker: PhantomData,
+        }))
+    }
+}
+
+/// Mutable access to the elements at a range of a plan's positions.
+pub struct DisjointChunk<'a, T> {
     ptr: *mut T,
     indices: &'a [usize],
-    taken: Box<[AtomicBool]>,
+    first: usize,
     _marker: PhantomData<&'a mut [T]>,
 }
 
-// SAFETY: the structure only hands out `&mut T` to distinct elements (checked at
-// construction, each position claimed once through an atomic swap), so sharing it across
-// threads is like sharing disjoint `&mut T`s, which needs `T: Send`.
-unsafe impl<T: Send> Sync for DisjointSlice<'_, T> {}
-// SAFETY: as above; moving it moves the exclusive borrow of the slice.
-unsafe impl<T: Send> Send for DisjointSlice<'_, T> {}
+// SAFETY: a chunk reaches only the elements at its own positions, which no other chunk of
+// the same application reaches (see the module docs); sending it to another thread is like
+// sending `&mut T`s, which needs `T: Send`.
+unsafe impl<T: Send> Send for DisjointChunk<'_, T> {}
 
-impl<'a, T> DisjointSlice<'a, T> {
-    /// Borrows `slice` exclusively and checks that `indices` are in bounds and distinct.
-    pub fn new(slice: &'a mut [T], indices: &'a [usize]) -> Result<Self, DisjointError> {
-        let len = slice.len();
-        let mut seen = vec![0u64; len.div_ceil(64)];
-        for &index in indices {
-            if index >= len {
-                return Err(DisjointError::OutOfBounds { index, len });
-            }
-            let (w, b) = (index / 64, 1u64 << (index % 64));
-            if seen[w] & b != 0 {
-                return Err(DisjointError::Duplicate { index });
-            }
-            seen[w] |= b;
-        }
-        Ok(Self {
-            ptr: slice.as_mut_ptr(),
-            indices,
-            taken: indices.iter().map(|_| AtomicBool::new(false)).collect(),
-            _marker: PhantomData,
-        })
-    }
-
-    /// Number of indices.
+impl<T> DisjointChunk<'_, T> {
+    /// The plan positions this chunk covers.
     #[must_use]
-    pub fn len(&self) -> usize {
-        self.indices.len()
+    pub fn positions(&self) -> Range<usize> {
+        self.first..self.first + self.indices.len()
     }
 
-    /// Whether there are no indices.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.indices.is_empty()
+    fn element(&self, position: usize) -> *mut T {
+        let local = position
+            .checked_sub(self.first)
+            .filter(|&l| l < self.indices.len())
+            .unwrap_or_else(|| {
+                panic!(
+                    "position {position} is outside chunk {:?}",
+                    self.positions()
+                )
+            });
+        // SAFETY: the plan verified `indices[local] < len == slice.len()`, so the offset is
+        // in bounds of the slice this chunk borrows.
+        unsafe { self.ptr.add(self.indices[local]) }
     }
 
-    /// The element at `indices[position]`, mutably. Panics if `position` was already
-    /// claimed (a programming error: two writers for one element).
-    #[allow(clippy::mut_from_ref)]
-    pub fn get_mut(&self, position: usize) -> &mut T {
-        let index = self.indices[position];
-        // Relaxed: the swap only has to be atomic to detect a double claim; the data is
-        // handed between threads by whatever synchronises the claimers (a scope's join).
-        assert!(
-            !self.taken[position].swap(true, Ordering::Relaxed),
-            "joule-jobs: DisjointSlice position {position} claimed twice"
-        );
-        // SAFETY: `index < len` and distinct from every other listed index (checked in
-        // `new`); this position is claimed once (the swap above), so no other `&mut` to
-        // this element exists, and the slice is exclusively borrowed for `'a`.
-        unsafe { &mut *self.ptr.add(index) }
+    /// The element at plan position `position`. Panics if the position is not this
+    /// chunk's.
+    pub fn get_mut(&mut self, position: usize) -> &mut T {
+        let p = self.element(position);
+        // SAFETY: the element belongs to this chunk alone (distinct indices, disjoint
+        // position ranges), and `&mut self` prevents a second borrow through this chunk.
+        unsafe { &mut *p }
+    }
+
+    /// Two different elements at once. Panics if `a == b` or either is not this chunk's.
+    pub fn pair_mut(&mut self, a: usize, b: usize) -> (&mut T, &mut T) {
+        assert_ne!(a, b, "pair_mut needs two different positions");
+        let (pa, pb) = (self.element(a), self.element(b));
+        // SAFETY: as in `get_mut`; distinct positions of a plan name distinct elements, so
+        // the two references do not alias.
+        unsafe { (&mut *pa, &mut *pb) }
     }
 }
 
@@ -117,45 +190,56 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rejects_duplicates_and_out_of_bounds() {
-        let mut v = vec![0; 10];
+    fn rejects_duplicates_out_of_bounds_and_mismatched_slices() {
+        let mut plan = DisjointPlan::new();
         assert_eq!(
-            DisjointSlice::new(&mut v, &[1, 2, 1]).err(),
-            Some(DisjointError::Duplicate { index: 1 })
+            plan.set(10, [1, 2, 1]),
+            Err(DisjointError::Duplicate { index: 1 })
         );
         assert_eq!(
-            DisjointSlice::new(&mut v, &[10]).err(),
-            Some(DisjointError::OutOfBounds { index: 10, len: 10 })
+            plan.set(10, [10]),
+            Err(DisjointError::OutOfBounds { index: 10, len: 10 })
+        );
+        plan.set(10, [3, 4]).unwrap();
+        let mut short = vec![0; 9];
+        assert!(plan.chunks(&mut short, &[0, 2]).is_err());
+        let mut v = vec![0; 10];
+        assert!(
+            plan.chunks(&mut v, &[0, 1]).is_err(),
+            "bounds must cover the plan"
         );
     }
 
     #[test]
     fn parallel_disjoint_writes() {
         let mut v = vec![0usize; 1000];
-        let idx: Vec<usize> = (0..1000).rev().step_by(3).collect();
-        let d = DisjointSlice::new(&mut v, &idx).unwrap();
+        let mut plan = DisjointPlan::new();
+        plan.set(1000, (0..1000).rev().step_by(3)).unwrap();
+        let n = plan.indices().len();
+        let bounds: Vec<usize> = (0..=4).map(|k| k * n / 4).collect();
         std::thread::scope(|s| {
-            for t in 0..4 {
-                let d = &d;
+            for mut chunk in plan.chunks(&mut v, &bounds).unwrap() {
                 s.spawn(move || {
-                    for p in (t..d.len()).step_by(4) {
-                        *d.get_mut(p) += p + 1;
+                    for p in chunk.positions() {
+                        *chunk.get_mut(p) += p + 1;
                     }
                 });
             }
         });
-        for (p, &i) in idx.iter().enumerate() {
+        for (p, &i) in plan.indices().iter().enumerate() {
             assert_eq!(v[i], p + 1);
         }
-        assert_eq!(v.iter().filter(|&&x| x == 0).count(), 1000 - idx.len());
+        assert_eq!(v.iter().filter(|&&x| x == 0).count(), 1000 - n);
     }
 
     #[test]
-    #[should_panic(expected = "claimed twice")]
-    fn double_claim_panics() {
+    #[should_panic(expected = "outside chunk")]
+    fn a_chunk_cannot_reach_another_chunks_positions() {
         let mut v = vec![0; 4];
-        let d = DisjointSlice::new(&mut v, &[0, 1]).unwrap();
-        let _a = d.get_mut(0);
-        let _b = d.get_mut(0);
+        let mut plan = DisjointPlan::new();
+        plan.set(4, [0, 1, 2, 3]).unwrap();
+        let mut chunks = plan.chunks(&mut v, &[0, 2, 4]).unwrap();
+        let mut first = chunks.next().unwrap();
+        let _ = first.get_mut(2);
     }
 }

@@ -97,7 +97,7 @@ pub use latch::Counter;
 pub use sync::DEQUE_CAPACITY;
 
 #[cfg(not(loom))]
-pub use disjoint::{DisjointError, DisjointSlice};
+pub use disjoint::{DisjointChunk, DisjointError, DisjointPlan};
 #[cfg(not(loom))]
 pub use scope::Scope;
 #[cfg(not(loom))]
