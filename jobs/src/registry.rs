@@ -141,24 +141,26 @@ impl Registry {
     fn push_with(self: &Arc<Self>, job: Job, waited: bool) {
         let job = with_worker(self, |w| match w {
             Some(w) => {
+                let was_empty = w.deque.is_empty();
                 w.push_local(job);
+                // A worker always comes back to its own deque, so a job there can never
+                // be stranded: waking a sleeper is only for parallelism, and only the
+                // first job of a burst needs to do it.
+                if was_empty {
+                    self.idle.notify_hint();
+                }
                 None
             }
             None => Some(job),
         });
         let Some(job) = job else {
-            // A worker always comes back to its own deque, so a job there can never be
-            // stranded: waking a sleeper is only for parallelism.
-            self.idle.notify_hint();
             return;
         };
-        match self.external_entry().as_deref() {
-            Some(ExternalEntry {
-                deque: Some(deque), ..
-            }) => {
-                push_or_spill(deque, &self.injector, job);
+        match self.external_entry() {
+            Some(entry) => {
+                entry.push(self, job);
             }
-            _ => self.injector.push(job),
+            None => self.injector.push(job),
         }
         if waited {
             self.idle.notify_hint();
@@ -299,9 +301,28 @@ impl Registry {
             registry: self.id,
             slot,
             deque,
+            overflow: Default::default(),
         });
         EXTERNAL.with(|ext| ext.borrow_mut().push(entry.clone()));
         entry
+    }
+
+    /// Runs the jobs the calling thread parked in its overflow (shutdown on that thread).
+    pub(crate) fn drain_own_overflow(&self, mut run: impl FnMut(Job)) -> bool {
+        let Some(entry) = self.external_entry() else {
+            return false;
+        };
+        let mut ran = false;
+        loop {
+            let job = entry.overflow.borrow_mut().pop_front();
+            match job {
+                Some(job) => {
+                    ran = true;
+                    run(job);
+                }
+                None => return ran,
+            }
+        }
     }
 
     /// Runs every job left in external threads' deques (shutdown).
@@ -350,6 +371,44 @@ pub(crate) struct ExternalEntry {
     registry: usize,
     slot: Arc<ThreadSlot>,
     deque: Option<deque::Worker>,
+    /// Where a full deque overflows when the system has no workers: nobody else could run
+    /// the jobs, so they stay with this thread instead of taking a trip through the shared
+    /// injector. Grows once, then is reused.
+    overflow: std::cell::RefCell<std::collections::VecDeque<Job>>,
+}
+
+impl ExternalEntry {
+    /// Queues a job of this thread; returns its deque position when it landed there.
+    fn push(&self, registry: &Registry, job: Job) -> Option<usize> {
+        match &self.deque {
+            Some(d) if registry.num_workers() == 0 => {
+                let pos = d.next_position();
+                match d.push(job) {
+                    Ok(()) => Some(pos),
+                    Err(job) => {
+                        self.overflow.borrow_mut().push_back(job);
+                        None
+                    }
+                }
+            }
+            Some(d) => push_or_spill(d, &registry.injector, job),
+            None => {
+                registry.injector.push(job);
+                None
+            }
+        }
+    }
+
+    fn pop(&self) -> Option<Job> {
+        self.deque
+            .as_ref()
+            .and_then(deque::Worker::pop)
+            .or_else(|| self.overflow.borrow_mut().pop_back())
+    }
+
+    fn has_local_work(&self) -> bool {
+        self.deque.as_ref().is_some_and(|d| !d.is_empty()) || !self.overflow.borrow().is_empty()
+    }
 }
 
 fn next_random(rng: &Cell<u64>) -> u64 {
@@ -464,9 +523,7 @@ impl Ctx<'_> {
                 entry,
                 rng,
             } => entry
-                .deque
-                .as_ref()
-                .and_then(deque::Worker::pop)
+                .pop()
                 .or_else(|| entry.slot.inbox.pop())
                 .or_else(|| registry.injector.pop())
                 .or_else(|| registry.steal(entry.slot.index, rng)),
@@ -478,10 +535,7 @@ impl Ctx<'_> {
             Ctx::Worker(w) => !w.deque.is_empty() || w.registry.has_work(&w.slot.inbox),
             Ctx::External {
                 registry, entry, ..
-            } => {
-                entry.deque.as_ref().is_some_and(|d| !d.is_empty())
-                    || registry.has_work(&entry.slot.inbox)
-            }
+            } => entry.has_local_work() || registry.has_work(&entry.slot.inbox),
         }
     }
 
@@ -493,19 +547,26 @@ impl Ctx<'_> {
     /// returns where it landed, for [`pop_own_at`](Self::pop_own_at).
     #[inline]
     pub(crate) fn push_own(&self, job: Job) -> Option<usize> {
-        let pos = match self {
-            Ctx::Worker(w) => push_or_spill(&w.deque, &w.registry.injector, job),
+        let (pos, was_empty) = match self {
+            Ctx::Worker(w) => {
+                let was_empty = w.deque.is_empty();
+                (
+                    push_or_spill(&w.deque, &w.registry.injector, job),
+                    was_empty,
+                )
+            }
             Ctx::External {
                 registry, entry, ..
-            } => match &entry.deque {
-                Some(d) => push_or_spill(d, &registry.injector, job),
-                None => {
-                    registry.injector.push(job);
-                    None
-                }
-            },
+            } => {
+                let was_empty = !entry.has_local_work();
+                (entry.push(registry, job), was_empty)
+            }
         };
-        self.registry().idle.notify_hint();
+        // Like rayon: if the deque already held work, idle threads had their chance to be
+        // woken for it; only the first job of a burst wakes one.
+        if was_empty {
+            self.registry().idle.notify_hint();
+        }
         pos
     }
 

@@ -91,9 +91,33 @@ impl<T> std::ops::Deref for CachePadded<T> {
 
 /// Tells the scheduler (or loom) that this thread is spinning.
 #[inline]
+#[cfg_attr(loom, allow(dead_code))] // only the lock-free injector spins; loom uses a mutex
 pub(crate) fn spin_hint() {
     #[cfg(not(loom))]
     std::hint::spin_loop();
     #[cfg(loom)]
     loom::thread::yield_now();
+}
+
+/// Loom-only doors into the crate-private wait protocol of a [`Counter`], so that
+/// `loom-tests/` can drive the real `prepare_sleep`/`finish_sleep` the way
+/// `Ctx::wait_until` does (the job system itself does not compile under loom). An
+/// inherent `impl` may live in any module of its crate; it lives here so that loom's
+/// needs stay in the shim.
+///
+/// [`Counter`]: crate::latch::Counter
+#[cfg(loom)]
+impl crate::latch::Counter {
+    /// `WaitTarget::prepare_sleep`: registers `parker` to be woken by the last `done`;
+    /// false when the count is already zero (then nothing stays registered).
+    #[doc(hidden)]
+    pub fn loom_prepare_sleep(&self, parker: &Arc<crate::sleep::Parker>) -> bool {
+        crate::latch::WaitTarget::prepare_sleep(self, parker)
+    }
+
+    /// `WaitTarget::finish_sleep`: unregisters `parker` after waking.
+    #[doc(hidden)]
+    pub fn loom_finish_sleep(&self, parker: &Arc<crate::sleep::Parker>) {
+        crate::latch::WaitTarget::finish_sleep(self, parker);
+    }
 }

@@ -193,6 +193,7 @@ impl Drop for Handle {
                 }
             }
             ran |= r.drain_external_deques(|job| run_detached(r, job));
+            ran |= r.drain_own_overflow(|job| run_detached(r, job));
             if !ran {
                 break;
             }
