@@ -1,0 +1,600 @@
+//! Running a graph: counters reset, roots queued, each finishing task releases its
+//! successors.
+//!
+//! A run's mutable state lives in one `RunState` behind an `Arc` that every queued job of
+//! the run holds (a job is the `Arc` plus a task index: 16 bytes, stored inline in a
+//! joule-jobs [`Job`], so queueing it allocates nothing). A run:
+//!
+//! 1. moves the caller's [`Context`] into the state (a `Vec` move, no allocation) and resets
+//!    the dependency counters from the graph's in-degrees ([`DepCounts`]);
+//! 2. queues every root but one and runs that one on the calling thread;
+//! 3. each task, when complete, decrements its successors' counters; of those that reach
+//!    zero it queues all but the first and runs the first itself, in a loop rather than by
+//!    recursion, so a chain of 10,000 tasks is one job and no deep stack;
+//! 4. a parallel-for queues up to one helper job per worker; every participant claims
+//!    chunks ([`ChunkRange`]); whoever finishes the last chunk completes the task. A dynamic
+//!    task counts its body and its children in [`WorkUnits`]; whoever finishes the last
+//!    unit completes it;
+//! 5. [`JobCount`] counts the run's jobs in flight (plus one for the caller while it
+//!    queues the roots). The last job to finish signals a joule-jobs [`Counter`], on which
+//!    the caller waits while running jobs itself.
+//!
+//! After the counter reaches zero the caller takes the state back (`Arc::get_mut`): a job
+//! that has decremented the count may still be a few instructions from dropping its `Arc`,
+//! so the caller yields until it is the only owner. Then it moves the context back, puts
+//! the state in the graph's cache for the next run, and re-raises the first panic of any
+//! task. A task that panicked stops the run from starting more bodies, but the counting
+//! goes on, so the run still ends and the context comes back.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use joule_jobs::{Counter, Job, JobSystem};
+
+use crate::access::Context;
+use crate::counts::{ChunkRange, DepCounts, JobCount, WorkUnits};
+use crate::graph::{Graph, GraphInner};
+use crate::task::{Body, Spawner, TaskContext};
+use crate::trace::record::Recorder;
+use crate::trace::{SpanKind, Trace};
+
+type Payload = Box<dyn Any + Send + 'static>;
+
+/// What the last job of a `run_async` hands on.
+struct AsyncFinish {
+    completion: Box<dyn FnOnce(Context) + Send>,
+    handle: Arc<HandleInner>,
+    trace_out: Arc<Mutex<Option<Trace>>>,
+}
+
+/// The mutable state of one run (reused by the next blocking run of the same graph).
+pub(crate) struct RunState {
+    graph: Arc<GraphInner>,
+    /// Set for the duration of a run only, so a cached state does not keep the job system
+    /// alive.
+    jobs: Option<JobSystem>,
+    ctx: Context,
+    deps: DepCounts,
+    units: WorkUnits,
+    loops: Box<[ChunkRange]>,
+    outstanding: JobCount,
+    done: Counter,
+    aborted: AtomicBool,
+    panic: Mutex<Option<Payload>>,
+    tracing: bool,
+    recorder: Option<Recorder>,
+    /// Set for `run_async` only. In a mutex because the completion need not be `Sync`;
+    /// only the last job, with exclusive access, takes it.
+    finish: Option<Mutex<AsyncFinish>>,
+}
+
+/// Chunk length for a loop of `len` indices over `participants` threads: about four
+/// chunks per thread so uneven chunks balance, rounded up to a multiple of `grain`.
+fn chunk_len(len: usize, grain: usize, participants: usize) -> usize {
+    if participants <= 1 {
+        return len.max(1);
+    }
+    let target = len.div_ceil(participants * 4);
+    target.div_ceil(grain).max(1) * grain
+}
+
+impl RunState {
+    fn new(graph: Arc<GraphInner>) -> Self {
+        let n = graph.tasks.len();
+        let slots = graph.slots;
+        Self {
+            graph,
+            jobs: None,
+            ctx: Context::new(),
+            deps: DepCounts::new(n),
+            units: WorkUnits::new(slots),
+            loops: (0..slots).map(|_| ChunkRange::new()).collect(),
+            outstanding: JobCount::new(),
+            done: Counter::new(),
+            aborted: AtomicBool::new(false),
+            panic: Mutex::new(None),
+            tracing: false,
+            recorder: None,
+            finish: None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn graph(&self) -> &GraphInner {
+        &self.graph
+    }
+
+    #[inline]
+    pub(crate) fn jobs(&self) -> &JobSystem {
+        self.jobs
+            .as_ref()
+            .expect("joule-graph: a run state is only used during a run")
+    }
+
+    #[inline]
+    pub(crate) fn ctx(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Readies the state for a run (exclusive access: before any job holds it).
+    fn prepare(&mut self, jobs: &JobSystem, ctx: Context, tracing: bool) {
+        self.jobs = Some(jobs.clone());
+        self.ctx = ctx;
+        self.deps.reset(&self.graph.initial_deps);
+        self.outstanding.start(1);
+        self.done.add(1);
+        *self.aborted.get_mut() = false;
+        self.tracing = tracing;
+        if tracing {
+            let threads = jobs.thread_names().len() + 1;
+            let fits = self
+                .recorder
+                .as_ref()
+                .is_some_and(|r| r.fits(self.graph.tasks.len(), threads));
+            if !fits {
+                self.recorder = Some(Recorder::new(self.graph.tasks.len(), threads));
+            }
+            if let Some(r) = &mut self.recorder {
+                r.reset(jobs.now_ns());
+            }
+        }
+    }
+
+    /// Hands back the context, the first panic and (when traced) the trace; exclusive
+    /// access: after the last job let go.
+    fn conclude(&mut self) -> (Context, Option<Payload>, Option<Trace>) {
+        let jobs = self
+            .jobs
+            .take()
+            .expect("joule-graph: concluding a run that ran");
+        let trace = match (&mut self.recorder, self.tracing) {
+            (Some(r), true) => Some(r.collect(&self.graph.info(), jobs.thread_names())),
+            _ => None,
+        };
+        let panic = self
+            .panic
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        (self.ctx.take(), panic, trace)
+    }
+
+    /// Waits (yielding) until no job holds the state any more, then returns it.
+    fn reclaim(state: &mut Arc<RunState>) -> &mut RunState {
+        while Arc::get_mut(state).is_none() {
+            std::thread::yield_now();
+        }
+        Arc::get_mut(state).expect("joule-graph: the run state is uniquely owned")
+    }
+
+    /// Runs `f` unless the run was aborted by a panic; a panic of `f` is kept for the
+    /// caller of `run` and aborts the run.
+    #[inline]
+    fn guard<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        if self.aborted.load(Ordering::Relaxed) {
+            return None;
+        }
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => Some(r),
+            Err(p) => {
+                self.store_panic(p);
+                None
+            }
+        }
+    }
+
+    fn store_panic(&self, p: Payload) {
+        let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+        self.aborted.store(true, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        self.jobs().now_ns()
+    }
+
+    #[inline]
+    fn recorder(&self) -> &Recorder {
+        self.recorder
+            .as_ref()
+            .expect("joule-graph: tracing runs have a recorder")
+    }
+
+    fn span(&self, task: u32, kind: SpanKind, start: u64) {
+        let thread = self.jobs().current_thread_index();
+        self.recorder().span(task, thread, kind, start, self.now());
+    }
+
+    /// Queues task `t` as a job (on its pinned thread, if it has one).
+    fn spawn_task(self: &Arc<Self>, t: u32) {
+        self.outstanding.add();
+        let this = Arc::clone(self);
+        let job = Job::new("graph task", move || {
+            this.drive(Some(t));
+            RunState::exit(this);
+        });
+        match self.graph.tasks[t as usize].thread {
+            None => self.jobs().spawn_job(job),
+            Some(token) => {
+                if let Err(e) = self.jobs().spawn_job_on(token, job) {
+                    self.store_panic(Box::new(format!(
+                        "joule-graph: task '{}' is pinned to a thread that is not registered \
+                         with this job system",
+                        self.graph.task_name(t)
+                    )));
+                    // Aborted now: the job skips the body and only does the counting.
+                    e.job.run();
+                }
+            }
+        }
+    }
+
+    /// Runs tasks on this thread, each returning the successor to run next.
+    fn drive(self: &Arc<Self>, mut next: Option<u32>) {
+        while let Some(t) = next {
+            next = self.start(t);
+        }
+    }
+
+    /// A job of the run is done; the last one ends the run.
+    fn exit(this: Arc<Self>) {
+        if !this.outstanding.finish() {
+            return;
+        }
+        if this.finish.is_some() {
+            Self::finish_async(this);
+        } else {
+            // Let go of the state before waking the caller, who will want it back.
+            let done = this.done.clone();
+            drop(this);
+            done.done();
+        }
+    }
+
+    /// Starts task `t`; returns a ready successor for this thread to run next, if any.
+    fn start(self: &Arc<Self>, t: u32) -> Option<u32> {
+        let task = &self.graph.tasks[t as usize];
+        let cx = TaskContext { run: self, task: t };
+        let t0 = if self.tracing {
+            let now = self.now();
+            let thread = self.jobs().current_thread_index();
+            self.recorder().task_start(t, thread, now);
+            now
+        } else {
+            0
+        };
+        match &task.body {
+            Body::Join => {}
+            Body::Single(f) => {
+                self.guard(|| f(&cx));
+                if self.tracing {
+                    self.span(t, SpanKind::Body, t0);
+                }
+            }
+            Body::Dynamic(f) => {
+                let slot = task.slot as usize;
+                self.units.start(slot, 1);
+                let spawner = Spawner { run: self, task: t };
+                self.guard(|| f(&cx, &spawner));
+                if self.tracing {
+                    self.span(t, SpanKind::Body, t0);
+                }
+                if !self.units.finish(slot) {
+                    return None;
+                }
+            }
+            Body::ParallelFor { range, grain, .. } => {
+                let r = self.guard(|| range(&cx)).unwrap_or(0..0);
+                let jobs = self.jobs();
+                let chunk = chunk_len(r.len(), *grain, jobs.num_threads());
+                let slot = task.slot as usize;
+                let chunks = self.loops[slot].set(r, chunk);
+                if chunks > 0 {
+                    self.units.start(slot, chunks);
+                    for _ in 0..jobs.num_workers().min(chunks - 1) {
+                        self.spawn_helper(t);
+                    }
+                }
+                if self.tracing {
+                    self.span(t, SpanKind::Body, t0);
+                }
+                if chunks > 0 && !self.run_chunks(t) {
+                    return None;
+                }
+            }
+        }
+        self.complete(t)
+    }
+
+    /// Claims and runs chunks of parallel-for `t` until none are left; true when this
+    /// thread finished the last one (and so must complete the task).
+    fn run_chunks(&self, t: u32) -> bool {
+        let task = &self.graph.tasks[t as usize];
+        let Body::ParallelFor { body, .. } = &task.body else {
+            unreachable!("joule-graph: chunks of a task that is not a parallel-for");
+        };
+        let slot = task.slot as usize;
+        let cx = TaskContext { run: self, task: t };
+        while let Some(r) = self.loops[slot].claim() {
+            let t0 = if self.tracing { self.now() } else { 0 };
+            let (s, e) = (r.start, r.end);
+            self.guard(|| body(&cx, r));
+            if self.tracing {
+                self.span(t, SpanKind::Chunk { start: s, end: e }, t0);
+            }
+            if self.units.finish(slot) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn spawn_helper(self: &Arc<Self>, t: u32) {
+        self.outstanding.add();
+        let this = Arc::clone(self);
+        self.jobs()
+            .spawn_job(Job::new("graph parallel_for", move || {
+                if this.run_chunks(t) {
+                    let next = this.complete(t);
+                    this.drive(next);
+                }
+                RunState::exit(this);
+            }));
+    }
+
+    /// Queues a child of dynamic task `t`.
+    pub(crate) fn spawn_child<F>(this: &Arc<Self>, t: u32, child: F)
+    where
+        F: FnOnce(&TaskContext<'_>, &Spawner<'_>) + Send + 'static,
+    {
+        let slot = this.graph.tasks[t as usize].slot as usize;
+        this.units.add(slot);
+        this.outstanding.add();
+        let run = Arc::clone(this);
+        this.jobs().spawn_job(Job::new("graph child", move || {
+            let t0 = if run.tracing { run.now() } else { 0 };
+            {
+                let cx = TaskContext { run: &run, task: t };
+                let spawner = Spawner { run: &run, task: t };
+                run.guard(|| child(&cx, &spawner));
+            }
+            if run.tracing {
+                run.span(t, SpanKind::Child, t0);
+            }
+            if run.units.finish(slot) {
+                let next = run.complete(t);
+                run.drive(next);
+            }
+            RunState::exit(run);
+        }));
+    }
+
+    /// Task `t` is complete: release its successors. Returns the first one that became
+    /// ready (unless pinned elsewhere) for this thread to run next; queues the others.
+    fn complete(self: &Arc<Self>, t: u32) -> Option<u32> {
+        if self.tracing {
+            self.recorder().task_end(t, self.now());
+        }
+        let mut keep = None;
+        self.deps.release_successors(self.graph.successors(t), |s| {
+            if keep.is_none() && self.graph.tasks[s as usize].thread.is_none() {
+                keep = Some(s);
+            } else {
+                self.spawn_task(s);
+            }
+        });
+        keep
+    }
+
+    /// The last job of a `run_async`: hand the context to the completion job.
+    fn finish_async(mut this: Arc<Self>) {
+        let state = Self::reclaim(&mut this);
+        let finish = state
+            .finish
+            .take()
+            .expect("joule-graph: an async run has a completion")
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let jobs = state.jobs().clone();
+        let (ctx, panic, trace) = state.conclude();
+        drop(this);
+        if let Some(trace) = trace {
+            *finish
+                .trace_out
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(trace);
+        }
+        let handle = finish.handle;
+        if let Some(p) = panic {
+            handle.store_panic(p);
+        }
+        let completion = finish.completion;
+        jobs.spawn_job(Job::new("graph completion", move || {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(move || completion(ctx))) {
+                handle.store_panic(p);
+            }
+            handle.counter.done();
+        }));
+    }
+}
+
+impl Graph {
+    /// Panics unless `ctx` holds every resource some task declares.
+    fn check_resources(&self, ctx: &Context) {
+        let g = self.inner();
+        for (decl, task) in g.resources.iter() {
+            assert!(
+                ctx.contains_id(decl.type_id),
+                "joule-graph: task '{}' declares `{}`, which the context does not hold; \
+                 insert it into the context before running",
+                g.task_name(*task),
+                decl.type_name
+            );
+        }
+    }
+
+    /// Runs the graph once and returns when every task is complete. The calling thread
+    /// runs tasks too (with `threads(0)` it runs all of them).
+    ///
+    /// Tasks reach the resources of `ctx` through their [`TaskContext`]. After the first
+    /// run, later runs allocate nothing (when not traced, and as long as dynamic tasks'
+    /// children are small enough to be stored inline in a job).
+    ///
+    /// # Panics
+    /// If `ctx` lacks a resource that some task declares (before any task runs), or, after
+    /// the run has ended, with the first panic of any task (tasks not yet started when it
+    /// happened do not run; the context is returned to `ctx` first).
+    pub fn run(&self, jobs: &JobSystem, ctx: &mut Context) {
+        let g = self.inner();
+        if g.tasks.is_empty() {
+            return;
+        }
+        self.check_resources(ctx);
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let mut state = cached.unwrap_or_else(|| Arc::new(RunState::new(g.clone())));
+        Arc::get_mut(&mut state)
+            .expect("joule-graph: a cached run state is uniquely owned")
+            .prepare(jobs, ctx.take(), self.tracing());
+        let first = g
+            .roots
+            .iter()
+            .position(|&r| g.tasks[r as usize].thread.is_none());
+        for (i, &r) in g.roots.iter().enumerate() {
+            if Some(i) != first {
+                state.spawn_task(r);
+            }
+        }
+        state.drive(first.map(|i| g.roots[i]));
+        if state.outstanding.finish() {
+            state.done.done();
+        }
+        jobs.wait(&state.done);
+        let (back, panic, trace) = RunState::reclaim(&mut state).conclude();
+        *ctx = back;
+        if let Some(trace) = trace {
+            *self
+                .last_trace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(trace);
+        }
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(state);
+        if let Some(p) = panic {
+            resume_unwind(p);
+        }
+    }
+
+    /// Starts a run and returns at once. The context moves into the run; when the last
+    /// task is complete a completion job is queued that calls `completion` with the
+    /// context. [`RunHandle::wait`] waits for that job (helping meanwhile) and re-raises a
+    /// task's panic; the completion runs in any case. With `threads(0)` nothing runs until
+    /// the calling thread waits or calls [`JobSystem::run_pending`].
+    ///
+    /// Each call allocates its run state; use [`run`](Self::run) in a frame loop.
+    ///
+    /// # Panics
+    /// If `ctx` lacks a resource that some task declares.
+    pub fn run_async<F>(&self, jobs: &JobSystem, ctx: Context, completion: F) -> RunHandle
+    where
+        F: FnOnce(Context) + Send + 'static,
+    {
+        self.check_resources(&ctx);
+        let handle = RunHandle {
+            inner: Arc::new(HandleInner {
+                counter: Counter::with_count(1),
+                panic: Mutex::new(None),
+            }),
+        };
+        let g = self.inner();
+        let mut state = RunState::new(g.clone());
+        state.finish = Some(Mutex::new(AsyncFinish {
+            completion: Box::new(completion),
+            handle: handle.inner.clone(),
+            trace_out: self.last_trace.clone(),
+        }));
+        state.prepare(jobs, ctx, self.tracing());
+        let state = Arc::new(state);
+        for &r in g.roots.iter() {
+            state.spawn_task(r);
+        }
+        RunState::exit(state);
+        handle
+    }
+}
+
+struct HandleInner {
+    counter: Counter,
+    panic: Mutex<Option<Payload>>,
+}
+
+impl HandleInner {
+    fn store_panic(&self, p: Payload) {
+        let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+    }
+}
+
+/// A run started by [`Graph::run_async`].
+pub struct RunHandle {
+    inner: Arc<HandleInner>,
+}
+
+impl std::fmt::Debug for RunHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunHandle")
+            .field("done", &self.is_done())
+            .finish()
+    }
+}
+
+impl RunHandle {
+    /// Whether the run and its completion job have finished.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.inner.counter.is_done()
+    }
+
+    /// Waits until the completion job has run, running other jobs meanwhile.
+    ///
+    /// # Panics
+    /// With the first panic of a task of the run (or of the completion).
+    pub fn wait(&self, jobs: &JobSystem) {
+        jobs.wait(&self.inner.counter);
+        let panic = self
+            .inner
+            .panic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(p) = panic {
+            resume_unwind(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_len;
+
+    #[test]
+    fn chunks_are_grain_multiples_about_four_per_thread() {
+        // 10,000 over 4 threads: 625 per chunk, rounded up to a multiple of 64 → 640.
+        assert_eq!(chunk_len(10_000, 64, 4), 640);
+        assert_eq!(chunk_len(10_000, 1, 4), 625);
+        // A grain above the target wins.
+        assert_eq!(chunk_len(100, 256, 4), 256);
+        // One thread: the whole range in one chunk.
+        assert_eq!(chunk_len(100, 8, 1), 100);
+        assert_eq!(chunk_len(0, 8, 1), 1);
+    }
+}

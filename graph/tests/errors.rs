@@ -1,0 +1,379 @@
+//! Every error case, with its message checked: cycles, conflicting access (also across a
+//! subgraph boundary), duplicate names, misused modifiers, undeclared access at run time,
+//! a missing resource, and panics in each kind of task reaching the caller of `run`.
+
+mod common;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{for_each_system, panic_message};
+use joule_graph::{AccessMode, BuildError, Context, GraphBuilder};
+use joule_jobs::JobSystem;
+
+struct Bodies(u32);
+struct Contacts;
+
+fn build_err(b: GraphBuilder) -> BuildError {
+    match b.build() {
+        Ok(_) => panic!("the graph should have been rejected"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_cycle_is_rejected_naming_its_tasks_in_edge_order() {
+    let mut b = GraphBuilder::new();
+    let start = b.task("start", |_| {}).id();
+    let a = b.task("a", |_| {}).after(start).id();
+    let bb = b.task("b", |_| {}).after(a).id();
+    let c = b.task("c", |_| {}).after(bb).id();
+    b.task("outside", |_| {}).after(c);
+    b.edge(c, a);
+    let e = build_err(b);
+    assert_eq!(
+        e,
+        BuildError::Cycle {
+            tasks: vec!["a".into(), "b".into(), "c".into()]
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "the edges form a cycle: 'a' -> 'b' -> 'c' -> 'a'; remove one of these edges"
+    );
+
+    let mut b = GraphBuilder::new();
+    let s = b.task("self", |_| {}).id();
+    b.edge(s, s);
+    assert_eq!(
+        build_err(b),
+        BuildError::Cycle {
+            tasks: vec!["self".into()]
+        }
+    );
+}
+
+#[test]
+fn a_cycle_through_a_subgraph_names_the_subgraph_node() {
+    let mut inner = GraphBuilder::new();
+    inner.task("x", |_| {});
+    let inner = inner.build().unwrap();
+    let mut b = GraphBuilder::new();
+    let sub = b.subgraph("physics", &inner).id();
+    let after = b.task("render", |_| {}).after(sub).id();
+    b.edge(after, sub);
+    assert_eq!(
+        build_err(b),
+        BuildError::Cycle {
+            tasks: vec!["physics".into(), "render".into()]
+        }
+    );
+}
+
+#[test]
+fn unordered_writers_conflict_naming_both_tasks_and_the_resource() {
+    let mut b = GraphBuilder::new();
+    b.task("integrate", |_| {}).writes::<Bodies>();
+    b.task("sleep", |_| {}).writes::<Bodies>();
+    let e = build_err(b);
+    assert_eq!(
+        e,
+        BuildError::Conflict {
+            first: "integrate".into(),
+            first_mode: AccessMode::Write,
+            second: "sleep".into(),
+            second_mode: AccessMode::Write,
+            resource: std::any::type_name::<Bodies>(),
+        }
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("'integrate'") && msg.contains("'sleep'"),
+        "{msg}"
+    );
+    assert!(msg.contains("errors::Bodies"), "{msg}");
+}
+
+#[test]
+fn a_reader_beside_a_writer_conflicts_but_readers_together_do_not() {
+    let mut b = GraphBuilder::new();
+    b.task("query", |_| {}).reads::<Bodies>();
+    b.task("raycast", |_| {}).reads::<Bodies>();
+    assert!(b.build().is_ok());
+
+    let mut b = GraphBuilder::new();
+    b.task("query", |_| {}).reads::<Bodies>();
+    b.task("solve", |_| {}).writes::<Bodies>();
+    let e = build_err(b);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "tasks 'query' and 'solve' may run at the same time, but 'query' reads `{}` \
+             and 'solve' writes it; order them with an edge",
+            std::any::type_name::<Bodies>()
+        )
+    );
+}
+
+#[test]
+fn a_path_of_edges_orders_accesses() {
+    // write -> (unrelated) -> read: ordered through the middle task.
+    let mut b = GraphBuilder::new();
+    let w = b.task("write", |_| {}).writes::<Bodies>().id();
+    let m = b.task("middle", |_| {}).writes::<Contacts>().after(w).id();
+    b.task("read", |_| {})
+        .reads::<Bodies>()
+        .reads::<Contacts>()
+        .after(m);
+    assert!(b.build().is_ok());
+    // Two branches after the same task are not ordered with each other.
+    let mut b = GraphBuilder::new();
+    let w = b.task("root", |_| {}).id();
+    b.task("left", |_| {}).writes::<Contacts>().after(w);
+    b.task("right", |_| {}).reads::<Contacts>().after(w);
+    assert!(matches!(build_err(b), BuildError::Conflict { .. }));
+}
+
+#[test]
+fn a_parent_task_conflicts_with_an_unordered_subgraph_task() {
+    let mut p = GraphBuilder::new();
+    let broad = p.task("broad_phase", |_| {}).reads::<Bodies>().id();
+    p.task("solve", |_| {}).writes::<Bodies>().after(broad);
+    let physics = p.build().unwrap();
+
+    let mut game = GraphBuilder::new();
+    game.subgraph("physics", &physics);
+    game.task("ai", |_| {}).reads::<Bodies>();
+    let e = build_err(game);
+    assert_eq!(
+        e,
+        BuildError::Conflict {
+            first: "physics/solve".into(),
+            first_mode: AccessMode::Write,
+            second: "ai".into(),
+            second_mode: AccessMode::Read,
+            resource: std::any::type_name::<Bodies>(),
+        }
+    );
+
+    // Ordered after the subgraph, the same task is fine.
+    let mut game = GraphBuilder::new();
+    let step = game.subgraph("physics", &physics).id();
+    game.task("ai", |_| {}).reads::<Bodies>().after(step);
+    assert!(game.build().is_ok());
+}
+
+#[test]
+fn duplicate_names_and_misused_modifiers_are_rejected() {
+    let mut b = GraphBuilder::new();
+    b.task("twice", |_| {});
+    b.task("twice", |_| {});
+    assert_eq!(
+        build_err(b).to_string(),
+        "two tasks are named 'twice'; task names must be unique"
+    );
+
+    let mut inner = GraphBuilder::new();
+    inner.task("x", |_| {});
+    let inner = inner.build().unwrap();
+    let mut b = GraphBuilder::new();
+    b.subgraph("sub", &inner);
+    b.task("sub/x", |_| {});
+    assert_eq!(
+        build_err(b),
+        BuildError::DuplicateName {
+            name: "sub/x".into()
+        }
+    );
+
+    let jobs = JobSystem::new(0).unwrap();
+    let main = jobs.register_current_thread();
+    let mut b = GraphBuilder::new();
+    b.parallel_for("loop", |_| 0..1, 1, |_, _| {})
+        .on_thread(main);
+    assert_eq!(
+        build_err(b).to_string(),
+        "'loop' is pinned to a thread, but only plain tasks can be pinned"
+    );
+
+    let mut b = GraphBuilder::new();
+    b.subgraph("sub", &inner).writes::<Bodies>();
+    assert_eq!(
+        build_err(b),
+        BuildError::AccessOnSubgraph { task: "sub".into() }
+    );
+
+    let mut other = GraphBuilder::new();
+    let foreign = other.task("elsewhere", |_| {}).id();
+    let mut b = GraphBuilder::new();
+    b.task("here", |_| {}).after(foreign);
+    assert_eq!(
+        build_err(b).to_string(),
+        "an edge of 'here' names a task of another graph builder"
+    );
+}
+
+fn run_expecting_panic(jobs: &JobSystem, graph: &joule_graph::Graph, ctx: &mut Context) -> String {
+    let r = catch_unwind(AssertUnwindSafe(|| graph.run(jobs, ctx)));
+    match r {
+        Ok(()) => panic!("the run should have panicked"),
+        Err(p) => panic_message(&*p),
+    }
+}
+
+#[test]
+fn undeclared_access_panics_naming_task_and_resource() {
+    for_each_system(|jobs| {
+        let bodies = std::any::type_name::<Bodies>();
+        let mut ctx = Context::new().with(Bodies(1)).with(Contacts);
+
+        let mut b = GraphBuilder::new();
+        b.task("sneaky read", |cx| {
+            let _ = cx.read::<Bodies>().0;
+        })
+        .reads::<Contacts>();
+        let msg = run_expecting_panic(jobs, &b.build().unwrap(), &mut ctx);
+        assert_eq!(
+            msg,
+            format!(
+                "joule-graph: task 'sneaky read' reads `{bodies}`, which it did not declare; \
+                 declare it with .reads::<{bodies}>()"
+            )
+        );
+
+        let mut b = GraphBuilder::new();
+        b.parallel_for(
+            "sneaky write",
+            |_| 0..10,
+            1,
+            |cx, _| {
+                cx.write::<Bodies>().0 += 1;
+            },
+        );
+        let msg = run_expecting_panic(jobs, &b.build().unwrap(), &mut ctx);
+        assert!(
+            msg.starts_with("joule-graph: task 'sneaky write' writes `"),
+            "{msg}"
+        );
+
+        let mut b = GraphBuilder::new();
+        b.task("reader writes", |cx| cx.write::<Bodies>().0 = 5)
+            .reads::<Bodies>();
+        let msg = run_expecting_panic(jobs, &b.build().unwrap(), &mut ctx);
+        assert_eq!(
+            msg,
+            format!(
+                "joule-graph: task 'reader writes' writes `{bodies}` but declared only a read; \
+                 declare it with .writes::<{bodies}>()"
+            )
+        );
+        // No write went through, and the context came back whole.
+        assert_eq!(ctx.get_mut::<Bodies>().unwrap().0, 1);
+        assert_eq!(ctx.len(), 2);
+    });
+}
+
+#[test]
+fn a_missing_resource_is_reported_before_anything_runs() {
+    let jobs = JobSystem::new(1).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let mut b = GraphBuilder::new();
+    b.task("first", move |_| {
+        r.fetch_add(1, Ordering::Relaxed);
+    });
+    b.task("needs contacts", |_| {}).reads::<Contacts>();
+    let graph = b.build().unwrap();
+    let mut ctx = Context::new().with(Bodies(0));
+    let msg = run_expecting_panic(&jobs, &graph, &mut ctx);
+    assert_eq!(
+        msg,
+        format!(
+            "joule-graph: task 'needs contacts' declares `{}`, which the context does not \
+             hold; insert it into the context before running",
+            std::any::type_name::<Contacts>()
+        )
+    );
+    assert_eq!(ran.load(Ordering::Relaxed), 0);
+}
+
+struct Fail(bool);
+struct Reached(usize);
+
+/// A panic in a plain task, a chunk or a dynamic child reaches the caller of `run`; the
+/// failed task's successors do not run; the context comes back; the graph runs again.
+#[test]
+fn panics_reach_the_caller_and_the_graph_stays_usable() {
+    type Build = fn(&mut GraphBuilder) -> joule_graph::TaskId;
+    let kinds: [(&str, Build); 3] = [
+        ("task", |b| {
+            b.task("fragile", |cx| {
+                assert!(!cx.read::<Fail>().0, "boom in task")
+            })
+            .reads::<Fail>()
+            .id()
+        }),
+        ("chunk", |b| {
+            b.parallel_for(
+                "fragile",
+                |_| 0..1000,
+                10,
+                |cx, r| {
+                    assert!(!(cx.read::<Fail>().0 && r.contains(&500)), "boom in chunk");
+                },
+            )
+            .reads::<Fail>()
+            .id()
+        }),
+        ("child", |b| {
+            b.dynamic("fragile", |_, sp| {
+                for i in 0..8 {
+                    sp.spawn(move |cx, _| {
+                        assert!(!(cx.read::<Fail>().0 && i == 5), "boom in child")
+                    });
+                }
+            })
+            .reads::<Fail>()
+            .id()
+        }),
+    ];
+    for (kind, make) in kinds {
+        for_each_system(|jobs| {
+            let mut b = GraphBuilder::new();
+            let fragile = make(&mut b);
+            b.task("after", |cx| cx.write::<Reached>().0 += 1)
+                .writes::<Reached>()
+                .after(fragile);
+            let graph = b.build().unwrap();
+            let mut ctx = Context::new().with(Fail(true)).with(Reached(0));
+            let msg = run_expecting_panic(jobs, &graph, &mut ctx);
+            assert_eq!(msg, format!("boom in {kind}"));
+            assert_eq!(
+                ctx.get_mut::<Reached>().unwrap().0,
+                0,
+                "{kind}: successor ran"
+            );
+            ctx.get_mut::<Fail>().unwrap().0 = false;
+            graph.run(jobs, &mut ctx);
+            assert_eq!(ctx.get_mut::<Reached>().unwrap().0, 1, "{kind}");
+        });
+    }
+}
+
+#[test]
+fn a_panic_in_an_async_run_reaches_wait_and_the_completion_still_runs() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        b.task("fragile", |_| panic!("async boom"));
+        let graph = b.build().unwrap();
+        let completed = Arc::new(AtomicUsize::new(0));
+        let c = completed.clone();
+        let handle = graph.run_async(jobs, Context::new(), move |_| {
+            c.fetch_add(1, Ordering::Relaxed);
+        });
+        let r = catch_unwind(AssertUnwindSafe(|| handle.wait(jobs)));
+        assert_eq!(panic_message(&*r.unwrap_err()), "async boom");
+        assert_eq!(completed.load(Ordering::Relaxed), 1);
+    });
+}

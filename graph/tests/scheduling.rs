@@ -1,0 +1,505 @@
+//! Scheduling behaviour: Jolt's job-system tests re-expressed as graphs (barriers, a chain
+//! released in reverse), diamonds, a 1,000-wide fan-out/fan-in, parallel-fors, dynamic
+//! tasks, nested subgraphs, pinned tasks and async runs, each at 0, 1, 3 and 8 workers and
+//! run several times with the same built graph.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::{Sequence, for_each_system};
+use joule_graph::{Context, GraphBuilder, Spawner, TaskContext};
+
+const RUNS: u32 = 5;
+
+struct Slots(Vec<AtomicU32>);
+struct RunNo(u32);
+struct Checked(u32);
+
+/// Jolt's barrier test: 128 tasks in 4 stages of 32 behind barriers; each increments its
+/// own slot exactly once per run, and each stage sees the previous stage complete.
+#[test]
+fn barriers_128_tasks_each_increment_their_own_slot_once() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let begin = b
+            .task("begin", |cx| cx.write::<RunNo>().0 += 1)
+            .writes::<RunNo>()
+            .id();
+        let mut gate = b.barrier("barrier 0").after(begin).id();
+        for stage in 0..4usize {
+            let mut stage_tasks = Vec::new();
+            for k in 0..32usize {
+                let slot = stage * 32 + k;
+                let id = b
+                    .task(format!("inc {slot}"), move |cx| {
+                        let run = cx.read::<RunNo>().0;
+                        let slots = cx.read::<Slots>();
+                        // Every slot of the previous stage is done for this run.
+                        for prev in (stage.saturating_sub(1) * 32)..(stage * 32) {
+                            assert_eq!(slots.0[prev].load(Ordering::Relaxed), run);
+                        }
+                        slots.0[slot].fetch_add(1, Ordering::Relaxed);
+                    })
+                    .reads::<Slots>()
+                    .reads::<RunNo>()
+                    .after(gate)
+                    .id();
+                stage_tasks.push(id);
+            }
+            gate = b
+                .barrier(format!("barrier {}", stage + 1))
+                .after(stage_tasks)
+                .id();
+        }
+        b.task("check", |cx| {
+            let run = cx.read::<RunNo>().0;
+            assert!(
+                cx.read::<Slots>()
+                    .0
+                    .iter()
+                    .all(|s| s.load(Ordering::Relaxed) == run)
+            );
+            cx.write::<Checked>().0 += 1;
+        })
+        .reads::<Slots>()
+        .reads::<RunNo>()
+        .writes::<Checked>()
+        .after(gate);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(Slots((0..128).map(|_| AtomicU32::new(0)).collect()))
+            .with(RunNo(0))
+            .with(Checked(0));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+        }
+        let counts: Vec<u32> = ctx
+            .get_mut::<Slots>()
+            .unwrap()
+            .0
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(counts, vec![RUNS; 128], "workers: {}", jobs.num_workers());
+        assert_eq!(ctx.get_mut::<Checked>().unwrap().0, RUNS);
+    });
+}
+
+struct Positions {
+    next: AtomicUsize,
+    of: Vec<AtomicUsize>,
+}
+
+/// Jolt's chain test: 128 tasks added last-first, their edges added last-first too, must
+/// still run first-to-last.
+#[test]
+fn chain_of_128_added_in_reverse_runs_in_dependency_order() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let mut ids = vec![None; 128];
+        for i in (0..128).rev() {
+            let id = b
+                .task(format!("link {i}"), move |cx| {
+                    let p = cx.read::<Positions>();
+                    let at = p.next.fetch_add(1, Ordering::SeqCst);
+                    p.of[i].store(at, Ordering::SeqCst);
+                })
+                .reads::<Positions>()
+                .id();
+            ids[i] = Some(id);
+        }
+        let ids: Vec<_> = ids.into_iter().map(Option::unwrap).collect();
+        for i in (1..128).rev() {
+            b.edge(ids[i - 1], ids[i]);
+        }
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new().with(Positions {
+            next: AtomicUsize::new(0),
+            of: (0..128).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+        });
+        for run in 0..RUNS as usize {
+            graph.run(jobs, &mut ctx);
+            let p = ctx.get_mut::<Positions>().unwrap();
+            let order: Vec<usize> = p.of.iter().map(|a| a.load(Ordering::SeqCst)).collect();
+            let expected: Vec<usize> = (0..128).map(|i| run * 128 + i).collect();
+            assert_eq!(order, expected, "workers: {}", jobs.num_workers());
+        }
+    });
+}
+
+struct A(u64);
+struct B(u64);
+struct C(u64);
+struct D(u64);
+
+/// a -> (b, c) -> d: b and c may run in parallel (both only read A); d sees both.
+#[test]
+fn diamond_joins_both_branches() {
+    for_each_system(|jobs| {
+        let mut g = GraphBuilder::new();
+        let a = g.task("a", |cx| cx.write::<A>().0 += 1).writes::<A>().id();
+        let b = g
+            .task("b", |cx| cx.write::<B>().0 = cx.read::<A>().0 * 2)
+            .reads::<A>()
+            .writes::<B>()
+            .after(a)
+            .id();
+        let c = g
+            .task("c", |cx| cx.write::<C>().0 = cx.read::<A>().0 * 3)
+            .reads::<A>()
+            .writes::<C>()
+            .after(a)
+            .id();
+        g.task("d", |cx| {
+            cx.write::<D>().0 = cx.read::<B>().0 + cx.read::<C>().0
+        })
+        .reads::<B>()
+        .reads::<C>()
+        .writes::<D>()
+        .after([b, c]);
+        let graph = g.build().unwrap();
+        let mut ctx = Context::new().with(A(0)).with(B(0)).with(C(0)).with(D(0));
+        for run in 1..=u64::from(RUNS) {
+            graph.run(jobs, &mut ctx);
+            // a = run, b = 2 run, c = 3 run, d = 5 run.
+            assert_eq!(ctx.get_mut::<D>().unwrap().0, 5 * run);
+        }
+    });
+}
+
+struct Hits(Vec<AtomicU32>, AtomicUsize);
+struct Joined(Vec<usize>);
+
+/// One source, 1,000 tasks, one sink: every middle task runs once per run, and the sink
+/// runs after all of them.
+#[test]
+fn fan_out_fan_in_of_1000() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let source = b.task("source", |_| {}).id();
+        let middle: Vec<_> = (0..1000)
+            .map(|i| {
+                b.task(format!("m{i}"), move |cx| {
+                    let h = cx.read::<Hits>();
+                    h.0[i].fetch_add(1, Ordering::Relaxed);
+                    h.1.fetch_add(1, Ordering::Relaxed);
+                })
+                .reads::<Hits>()
+                .after(source)
+                .id()
+            })
+            .collect();
+        b.task("sink", |cx| {
+            let seen = cx.read::<Hits>().1.load(Ordering::Relaxed);
+            cx.write::<Joined>().0.push(seen);
+        })
+        .reads::<Hits>()
+        .writes::<Joined>()
+        .after(middle);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(Hits(
+                (0..1000).map(|_| AtomicU32::new(0)).collect(),
+                AtomicUsize::new(0),
+            ))
+            .with(Joined(Vec::new()));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+        }
+        // The sink saw 1000, 2000, ... completed middle tasks.
+        let expected: Vec<usize> = (1..=RUNS as usize).map(|r| r * 1000).collect();
+        assert_eq!(ctx.get_mut::<Joined>().unwrap().0, expected);
+        assert!(
+            ctx.get_mut::<Hits>()
+                .unwrap()
+                .0
+                .iter()
+                .all(|h| h.load(Ordering::Relaxed) == RUNS)
+        );
+    });
+}
+
+struct Items(Vec<AtomicU32>);
+struct ChunkLog(Mutex<Vec<(usize, usize)>>);
+struct AfterLoop(u32);
+
+/// A parallel-for visits each index of a range computed at start exactly once, in chunks
+/// that are multiples of the grain; its successor sees every chunk done. An empty range
+/// completes at once.
+#[test]
+fn parallel_for_covers_its_range_once_in_grain_multiples() {
+    const LEN: usize = 10_007; // prime, so the last chunk is short
+    const GRAIN: usize = 64;
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let lp = b
+            .parallel_for(
+                "loop",
+                |cx| 0..cx.read::<Items>().0.len(),
+                GRAIN,
+                |cx, r| {
+                    cx.read::<ChunkLog>()
+                        .0
+                        .lock()
+                        .unwrap()
+                        .push((r.start, r.end));
+                    let items = cx.read::<Items>();
+                    for i in r {
+                        items.0[i].fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+            )
+            .reads::<Items>()
+            .reads::<ChunkLog>()
+            .id();
+        let empty = b
+            .parallel_for("empty", |_| 5..5, 1, |_, _| panic!("empty range"))
+            .id();
+        b.task("after", |cx| {
+            let items = cx.read::<Items>();
+            let want = cx.read::<AfterLoop>().0 + 1;
+            assert!(items.0.iter().all(|a| a.load(Ordering::Relaxed) == want));
+            drop(items);
+            cx.write::<AfterLoop>().0 = want;
+        })
+        .reads::<Items>()
+        .writes::<AfterLoop>()
+        .after([lp, empty]);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(Items((0..LEN).map(|_| AtomicU32::new(0)).collect()))
+            .with(ChunkLog(Mutex::new(Vec::new())))
+            .with(AfterLoop(0));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+            let mut chunks =
+                std::mem::take(&mut *ctx.get_mut::<ChunkLog>().unwrap().0.lock().unwrap());
+            chunks.sort_unstable();
+            // Chunks tile 0..LEN without gaps or overlaps, each starting at a grain multiple.
+            let mut at = 0;
+            for &(s, e) in &chunks {
+                assert_eq!(s, at);
+                assert_eq!(s % GRAIN, 0);
+                assert!(e > s);
+                at = e;
+            }
+            assert_eq!(at, LEN);
+        }
+        assert_eq!(ctx.get_mut::<AfterLoop>().unwrap().0, RUNS);
+    });
+}
+
+struct Done(AtomicUsize);
+struct SeenDone(Vec<usize>);
+
+fn tree_child(depth: u32) -> impl FnOnce(&TaskContext<'_>, &Spawner<'_>) + Send + 'static {
+    move |cx, sp| {
+        cx.read::<Done>().0.fetch_add(1, Ordering::Relaxed);
+        if depth > 1 {
+            for _ in 0..4 {
+                sp.spawn(tree_child(depth - 1));
+            }
+        }
+    }
+}
+
+/// A dynamic task spawns 4 children, each 4 grandchildren, each 4 great-grandchildren
+/// (4 + 16 + 64 = 84); its successor starts only after all 84 are done.
+#[test]
+fn dynamic_task_successors_wait_for_every_descendant() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let spawner = b
+            .dynamic("spawn tree", |_cx, sp| {
+                for _ in 0..4 {
+                    sp.spawn(tree_child(3));
+                }
+            })
+            .reads::<Done>()
+            .id();
+        b.task("after tree", |cx| {
+            let n = cx.read::<Done>().0.load(Ordering::Relaxed);
+            cx.write::<SeenDone>().0.push(n);
+        })
+        .reads::<Done>()
+        .writes::<SeenDone>()
+        .after(spawner);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(Done(AtomicUsize::new(0)))
+            .with(SeenDone(Vec::new()));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+        }
+        let expected: Vec<usize> = (1..=RUNS as usize).map(|r| r * 84).collect();
+        assert_eq!(ctx.get_mut::<SeenDone>().unwrap().0, expected);
+    });
+}
+
+struct Log(Sequence);
+
+fn logger(what: &'static str) -> impl Fn(&TaskContext<'_>) + Send + Sync + 'static {
+    move |cx| cx.read::<Log>().0.log(what)
+}
+
+/// A graph inside a graph inside a graph: names are prefixed with the subgraph path, and
+/// edges into and out of a subgraph node order all of its tasks.
+#[test]
+fn nested_subgraphs_run_in_order_and_share_the_context() {
+    let mut inner = GraphBuilder::new();
+    let a = inner.task("a", logger("a")).reads::<Log>().id();
+    inner.task("b", logger("b")).reads::<Log>().after(a);
+    let inner = inner.build().unwrap();
+
+    let mut middle = GraphBuilder::new();
+    let x = middle.task("x", logger("x")).reads::<Log>().id();
+    let sub = middle.subgraph("inner", &inner).after(x).id();
+    middle.task("y", logger("y")).reads::<Log>().after(sub);
+    let middle = middle.build().unwrap();
+
+    let mut outer = GraphBuilder::new();
+    let start = outer.task("start", logger("start")).reads::<Log>().id();
+    let mid = outer.subgraph("middle", &middle).after(start).id();
+    outer.task("end", logger("end")).reads::<Log>().after(mid);
+    let outer = outer.build().unwrap();
+
+    let names: Vec<&str> = outer.task_names().collect();
+    for want in ["middle/inner/a", "middle/inner/b", "middle/x", "middle/y"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    for_each_system(|jobs| {
+        let mut ctx = Context::new().with(Log(Sequence::default()));
+        for _ in 0..RUNS {
+            outer.run(jobs, &mut ctx);
+            let log = ctx.get_mut::<Log>().unwrap().0.take_log();
+            assert_eq!(log, ["start", "x", "a", "b", "y", "end"]);
+        }
+        // The embedded graphs still run on their own.
+        inner.run(jobs, &mut ctx);
+        assert_eq!(ctx.get_mut::<Log>().unwrap().0.take_log(), ["a", "b"]);
+    });
+}
+
+struct MainThread(Mutex<Vec<std::thread::ThreadId>>);
+struct AfterMain(Vec<usize>);
+
+/// A pinned task runs on the registered thread (here the one calling `run`), and its
+/// successors wait for it.
+#[test]
+fn pinned_task_runs_on_the_main_thread() {
+    for_each_system(|jobs| {
+        let main = jobs.register_current_thread();
+        let mut b = GraphBuilder::new();
+        let work = b.parallel_for("work", |_| 0..1000, 10, |_, _| {}).id();
+        let pinned = b
+            .task("main only", |cx| {
+                let seen = cx.read::<MainThread>();
+                seen.0.lock().unwrap().push(std::thread::current().id());
+                drop(seen);
+            })
+            .reads::<MainThread>()
+            .on_thread(main)
+            .after(work)
+            .id();
+        b.task("after main", |cx| {
+            let n = cx.read::<MainThread>().0.lock().unwrap().len();
+            cx.write::<AfterMain>().0.push(n);
+        })
+        .reads::<MainThread>()
+        .writes::<AfterMain>()
+        .after(pinned);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(MainThread(Mutex::new(Vec::new())))
+            .with(AfterMain(Vec::new()));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+        }
+        let here = std::thread::current().id();
+        let seen = ctx
+            .get_mut::<MainThread>()
+            .unwrap()
+            .0
+            .lock()
+            .unwrap()
+            .clone();
+        assert_eq!(seen, vec![here; RUNS as usize]);
+        let after: Vec<usize> = (1..=RUNS as usize).collect();
+        assert_eq!(ctx.get_mut::<AfterMain>().unwrap().0, after);
+    });
+}
+
+/// `run_async` returns at once; the completion gets the context back with every task's
+/// effect in it.
+#[test]
+fn run_async_hands_the_context_to_the_completion() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        let a = b.task("a", |cx| cx.write::<A>().0 += 1).writes::<A>().id();
+        b.parallel_for(
+            "double",
+            |_| 0..100,
+            8,
+            |cx, r| {
+                cx.read::<Hits>().1.fetch_add(r.len(), Ordering::Relaxed);
+            },
+        )
+        .reads::<Hits>()
+        .after(a);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new()
+            .with(A(0))
+            .with(Hits(Vec::new(), AtomicUsize::new(0)));
+        for run in 1..=3u64 {
+            let back = Arc::new(Mutex::new(None));
+            let slot = back.clone();
+            let handle = graph.run_async(jobs, ctx, move |ctx| {
+                *slot.lock().unwrap() = Some(ctx);
+            });
+            handle.wait(jobs);
+            assert!(handle.is_done());
+            ctx = back.lock().unwrap().take().expect("completion ran");
+            assert_eq!(ctx.get_mut::<A>().unwrap().0, run);
+            let hits = ctx.get_mut::<Hits>().unwrap().1.load(Ordering::Relaxed);
+            assert_eq!(hits, 100 * run as usize);
+        }
+        // And the same graph runs blocking afterwards.
+        graph.run(jobs, &mut ctx);
+        assert_eq!(ctx.get_mut::<A>().unwrap().0, 4);
+    });
+}
+
+/// Many independent roots and an empty graph.
+#[test]
+fn many_roots_and_empty_graphs() {
+    for_each_system(|jobs| {
+        let mut b = GraphBuilder::new();
+        for i in 0..64 {
+            b.task(format!("root {i}"), |cx| {
+                cx.read::<Done>().0.fetch_add(1, Ordering::Relaxed);
+            })
+            .reads::<Done>();
+        }
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new().with(Done(AtomicUsize::new(0)));
+        graph.run(jobs, &mut ctx);
+        graph.run(jobs, &mut ctx);
+        assert_eq!(
+            ctx.get_mut::<Done>().unwrap().0.load(Ordering::Relaxed),
+            128
+        );
+
+        let empty = GraphBuilder::new().build().unwrap();
+        assert!(empty.is_empty());
+        empty.run(jobs, &mut ctx);
+        let back = Arc::new(AtomicUsize::new(0));
+        let b2 = back.clone();
+        let handle = empty.run_async(jobs, Context::new(), move |_| {
+            b2.fetch_add(1, Ordering::Relaxed);
+        });
+        handle.wait(jobs);
+        assert_eq!(back.load(Ordering::Relaxed), 1);
+    });
+}
