@@ -83,8 +83,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let j = jobs.clone();
         jobs.spawn_counted(&counter, move || {
             if i == 99_999 {
-                j.spawn_on(main, || println!("  (this line was printed by a job sent to the main thread)"))
-                    .expect("main thread is registered");
+                j.spawn_on(main, || {
+                    println!("  (this line was printed by a job sent to the main thread)")
+                })
+                .expect("main thread is registered");
             }
         });
     }

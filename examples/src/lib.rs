@@ -1,2 +1,8 @@
 //! Standard scenes shared by examples, tests and benches.
+//!
+//! Every scene of `../shared/SCENES.md` is built here, exactly as described there (body
+//! order is creation order, which determinism depends on), so that the same scene can be
+//! timed in joule and in the peer engines and compared as a ratio.
 #![forbid(unsafe_code)]
+
+pub mod scenes;

@@ -140,6 +140,9 @@ mod tests {
         let dir = Vec3A::X;
         let t = a.ray_hit(Vec3A::new(-3.0, 0.0, 0.0), dir.recip(), 10.0);
         assert_eq!(t, Some(2.0));
-        assert_eq!(a.ray_hit(Vec3A::new(-3.0, 2.0, 0.0), dir.recip(), 10.0), None);
+        assert_eq!(
+            a.ray_hit(Vec3A::new(-3.0, 2.0, 0.0), dir.recip(), 10.0),
+            None
+        );
     }
 }

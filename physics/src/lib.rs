@@ -1,10 +1,43 @@
-//! joule-physics: the rigid-body engine (under construction).
+//! joule-physics: a real-time 3D rigid-body engine whose step runs on joule-jobs.
+//!
+//! ```
+//! use joule_jobs::JobSystem;
+//! use joule_physics::body::BodyDesc;
+//! use joule_physics::math::Vec3;
+//! use joule_physics::shape::Shape;
+//! use joule_physics::world::{World, WorldDesc};
+//!
+//! let mut world = World::new(WorldDesc::default(), JobSystem::new(1)?);
+//! world.create_body(&BodyDesc::fixed(
+//!     Shape::cuboid(Vec3::new(10.0, 0.5, 10.0))?,
+//!     Vec3::new(0.0, -0.5, 0.0),
+//! ))?;
+//! let ball = world.create_body(&BodyDesc::dynamic(Shape::sphere(0.5)?, Vec3::new(0.0, 3.0, 0.0)))?;
+//! for _ in 0..120 {
+//!     world.step(1.0 / 60.0);
+//! }
+//! let y = world.position(ball)?.y;
+//! assert!((y - 0.5).abs() < 0.01, "the ball rests on the ground, y = {y}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod aabb;
+pub mod body;
 pub mod broad_phase;
+pub mod constraint_graph;
+pub mod contact;
 pub mod dynamic_tree;
+pub mod error;
+pub mod events;
+pub mod filter;
+pub mod island;
 pub mod math;
 pub mod narrow_phase;
+mod pipeline;
+pub mod query;
 pub mod shape;
+pub mod solver;
 pub mod support;
+pub mod world;

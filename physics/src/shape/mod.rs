@@ -1,1 +1,311 @@
-//! Shapes (being written).
+//! Collision shapes: sphere, box, capsule, cylinder, convex hull, half-space.
+//!
+//! Every shape lives in its body's local frame, centred at the local origin (hulls may be
+//! off-centre: their centre of mass is computed). Each convex shape answers the questions
+//! the narrow phase asks (`ConvexSupport`: support point, convex radius, support face) and
+//! the questions the rest of the engine asks (bounding box, mass properties, ray cast).
+//! Shapes are cheap to clone: hulls sit behind an `Arc`.
+//!
+//! Constructors validate their input and return [`ShapeError`]; a `Shape` that exists is
+//! valid, so nothing downstream re-checks it.
+
+mod convex_hull;
+mod primitives;
+
+use std::sync::Arc;
+
+pub use convex_hull::ConvexHull;
+pub use primitives::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
+
+use crate::aabb::Aabb;
+use crate::math::{Isometry, Mat3A, Vec3, Vec3A};
+use crate::support::ConvexSupport;
+
+/// Half size of the box that stands in for a half-space where a finite box is needed.
+pub const HALF_SPACE_EXTENT: f32 = 1.0e6;
+
+/// Why a shape could not be built.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// A size, point or normal had a NaN or infinite component. Check the numbers you
+    /// computed it from.
+    NonFinite,
+    /// A radius, half extent or half height was zero or negative (half heights of
+    /// capsules may be zero). Use positive sizes.
+    NonPositiveSize,
+    /// A convex hull needs at least 4 distinct points. Add points.
+    TooFewPoints,
+    /// The hull's points are all (nearly) on one line or one plane, so they enclose no
+    /// volume. Give points that span 3D (a flat piece needs some thickness).
+    Degenerate,
+    /// Density must be finite and positive to compute a mass.
+    NonPositiveDensity,
+    /// A half-space has no finite mass. Use it for static ground only.
+    InfiniteShape,
+}
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            ShapeError::NonFinite => "a size, point or normal is NaN or infinite",
+            ShapeError::NonPositiveSize => "sizes must be positive",
+            ShapeError::TooFewPoints => "a convex hull needs at least 4 distinct points",
+            ShapeError::Degenerate => "the points are collinear or coplanar",
+            ShapeError::NonPositiveDensity => "density must be finite and positive",
+            ShapeError::InfiniteShape => "a half-space has no finite mass",
+        };
+        f.write_str(s)
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+/// The kind of a shape, for pair tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ShapeKind {
+    /// [`Sphere`].
+    Sphere,
+    /// [`Cuboid`].
+    Box,
+    /// [`Capsule`].
+    Capsule,
+    /// [`Cylinder`].
+    Cylinder,
+    /// [`ConvexHull`].
+    ConvexHull,
+    /// [`HalfSpace`].
+    HalfSpace,
+}
+
+/// Mass, centre of mass and inertia (about the centre of mass, local axes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    /// Mass in kg.
+    pub mass: f32,
+    /// Centre of mass in the shape's frame.
+    pub center_of_mass: Vec3A,
+    /// Inertia tensor about the centre of mass.
+    pub inertia: Mat3A,
+}
+
+/// A ray hit on a shape, in the shape's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeRayHit {
+    /// Fraction of the ray at the hit.
+    pub fraction: f32,
+    /// Unit outward normal at the hit (for a ray starting inside: minus the direction).
+    pub normal: Vec3A,
+}
+
+/// A collision shape.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// A sphere.
+    Sphere(Sphere),
+    /// A box.
+    Box(Cuboid),
+    /// A capsule along local Y.
+    Capsule(Capsule),
+    /// A cylinder along local Y.
+    Cylinder(Cylinder),
+    /// A convex hull.
+    ConvexHull(Arc<ConvexHull>),
+    /// A half-space (static ground).
+    HalfSpace(HalfSpace),
+}
+
+fn positive(x: f32) -> Result<f32, ShapeError> {
+    if !x.is_finite() {
+        Err(ShapeError::NonFinite)
+    } else if x <= 0.0 {
+        Err(ShapeError::NonPositiveSize)
+    } else {
+        Ok(x)
+    }
+}
+
+impl Shape {
+    /// A sphere of `radius`.
+    pub fn sphere(radius: f32) -> Result<Shape, ShapeError> {
+        Ok(Shape::Sphere(Sphere {
+            radius: positive(radius)?,
+        }))
+    }
+
+    /// A box with the given half extents.
+    pub fn cuboid(half_extents: Vec3) -> Result<Shape, ShapeError> {
+        for h in half_extents.to_array() {
+            positive(h)?;
+        }
+        Ok(Shape::Box(Cuboid {
+            half_extents: half_extents.into(),
+        }))
+    }
+
+    /// A capsule: the segment from -half_height to +half_height on local Y, swept by
+    /// `radius`. `half_height` may be 0 (a sphere).
+    pub fn capsule(half_height: f32, radius: f32) -> Result<Shape, ShapeError> {
+        if !half_height.is_finite() {
+            return Err(ShapeError::NonFinite);
+        }
+        if half_height < 0.0 {
+            return Err(ShapeError::NonPositiveSize);
+        }
+        Ok(Shape::Capsule(Capsule {
+            half_height,
+            radius: positive(radius)?,
+        }))
+    }
+
+    /// A cylinder along local Y.
+    pub fn cylinder(half_height: f32, radius: f32) -> Result<Shape, ShapeError> {
+        Ok(Shape::Cylinder(Cylinder {
+            half_height: positive(half_height)?,
+            radius: positive(radius)?,
+        }))
+    }
+
+    /// The convex hull of `points` (interior points are dropped, coplanar faces merged).
+    pub fn convex_hull(points: &[Vec3]) -> Result<Shape, ShapeError> {
+        Ok(Shape::ConvexHull(Arc::new(ConvexHull::new(points)?)))
+    }
+
+    /// The half-space `normal · x <= offset` (solid below the plane); `normal` is
+    /// normalised here.
+    pub fn half_space(normal: Vec3, offset: f32) -> Result<Shape, ShapeError> {
+        if !normal.is_finite() || !offset.is_finite() {
+            return Err(ShapeError::NonFinite);
+        }
+        let n = normal.try_normalize().ok_or(ShapeError::NonPositiveSize)?;
+        Ok(Shape::HalfSpace(HalfSpace {
+            normal: n.into(),
+            offset,
+        }))
+    }
+
+    /// The shape's kind.
+    #[must_use]
+    pub fn kind(&self) -> ShapeKind {
+        match self {
+            Shape::Sphere(_) => ShapeKind::Sphere,
+            Shape::Box(_) => ShapeKind::Box,
+            Shape::Capsule(_) => ShapeKind::Capsule,
+            Shape::Cylinder(_) => ShapeKind::Cylinder,
+            Shape::ConvexHull(_) => ShapeKind::ConvexHull,
+            Shape::HalfSpace(_) => ShapeKind::HalfSpace,
+        }
+    }
+
+    /// The shape as a convex support map (every shape but the half-space).
+    #[must_use]
+    pub fn as_convex(&self) -> Option<&dyn ConvexSupport> {
+        match self {
+            Shape::Sphere(s) => Some(s),
+            Shape::Box(s) => Some(s),
+            Shape::Capsule(s) => Some(s),
+            Shape::Cylinder(s) => Some(s),
+            Shape::ConvexHull(s) => Some(&**s),
+            Shape::HalfSpace(_) => None,
+        }
+    }
+
+    /// Bounding box in the shape's frame.
+    #[must_use]
+    pub fn local_aabb(&self) -> Aabb {
+        match self {
+            Shape::Sphere(s) => Aabb::from_center_half_extents(Vec3A::ZERO, Vec3A::splat(s.radius)),
+            Shape::Box(b) => Aabb::from_center_half_extents(Vec3A::ZERO, b.half_extents),
+            Shape::Capsule(c) => Aabb::from_center_half_extents(
+                Vec3A::ZERO,
+                Vec3A::new(c.radius, c.half_height + c.radius, c.radius),
+            ),
+            Shape::Cylinder(c) => Aabb::from_center_half_extents(
+                Vec3A::ZERO,
+                Vec3A::new(c.radius, c.half_height, c.radius),
+            ),
+            Shape::ConvexHull(h) => h.local_aabb(),
+            Shape::HalfSpace(_) => {
+                Aabb::from_center_half_extents(Vec3A::ZERO, Vec3A::splat(HALF_SPACE_EXTENT))
+            }
+        }
+    }
+
+    /// Tight bounding box in world space under `iso`.
+    #[must_use]
+    pub fn world_aabb(&self, iso: &Isometry) -> Aabb {
+        match self {
+            Shape::Sphere(s) => {
+                Aabb::from_center_half_extents(iso.translation, Vec3A::splat(s.radius))
+            }
+            Shape::Capsule(c) => {
+                let axis = iso.rotation * Vec3A::new(0.0, c.half_height, 0.0);
+                let r = Vec3A::splat(c.radius);
+                let (a, b) = (iso.translation + axis, iso.translation - axis);
+                Aabb::new(a.min(b) - r, a.max(b) + r)
+            }
+            Shape::ConvexHull(h) => h.world_aabb(iso),
+            _ => {
+                // Box-like: |R| * half extents around the transformed centre.
+                let local = self.local_aabb();
+                let m = Mat3A::from_quat(iso.rotation);
+                let abs = Mat3A::from_cols(m.x_axis.abs(), m.y_axis.abs(), m.z_axis.abs());
+                let c = iso.transform_point(local.center());
+                Aabb::from_center_half_extents(c, abs * local.half_extents())
+            }
+        }
+    }
+
+    /// Mass properties at `density` (kg/m³).
+    pub fn mass_properties(&self, density: f32) -> Result<MassProperties, ShapeError> {
+        if !(density.is_finite() && density > 0.0) {
+            return Err(ShapeError::NonPositiveDensity);
+        }
+        match self {
+            Shape::Sphere(s) => Ok(s.mass_properties(density)),
+            Shape::Box(b) => Ok(b.mass_properties(density)),
+            Shape::Capsule(c) => Ok(c.mass_properties(density)),
+            Shape::Cylinder(c) => Ok(c.mass_properties(density)),
+            Shape::ConvexHull(h) => Ok(h.mass_properties(density)),
+            Shape::HalfSpace(_) => Err(ShapeError::InfiniteShape),
+        }
+    }
+
+    /// Radius of the largest sphere around the local origin that fits inside the shape
+    /// (continuous collision uses it as the "moved too far" threshold).
+    #[must_use]
+    pub fn inner_radius(&self) -> f32 {
+        match self {
+            Shape::Sphere(s) => s.radius,
+            Shape::Box(b) => b.half_extents.min_element(),
+            Shape::Capsule(c) => c.radius,
+            Shape::Cylinder(c) => c.radius.min(c.half_height),
+            Shape::ConvexHull(h) => h.inner_radius(),
+            Shape::HalfSpace(_) => HALF_SPACE_EXTENT,
+        }
+    }
+
+    /// Casts the ray `origin + t * dir`, `t` in `[0, max_fraction]`, in the shape's frame.
+    #[must_use]
+    pub fn cast_ray(&self, origin: Vec3A, dir: Vec3A, max_fraction: f32) -> Option<ShapeRayHit> {
+        match self {
+            Shape::Sphere(s) => s.cast_ray(origin, dir, max_fraction),
+            Shape::Box(b) => b.cast_ray(origin, dir, max_fraction),
+            Shape::Capsule(c) => c.cast_ray(origin, dir, max_fraction),
+            Shape::Cylinder(c) => c.cast_ray(origin, dir, max_fraction),
+            Shape::ConvexHull(h) => h.cast_ray(origin, dir, max_fraction),
+            Shape::HalfSpace(h) => h.cast_ray(origin, dir, max_fraction),
+        }
+    }
+}
+
+/// Inertia of a solid box with half extents `h` and mass `m` about its centre.
+#[must_use]
+pub(crate) fn box_inertia(m: f32, h: Vec3A) -> Mat3A {
+    let s = h * h;
+    Mat3A::from_diagonal(Vec3::new(
+        m / 3.0 * (s.y + s.z),
+        m / 3.0 * (s.x + s.z),
+        m / 3.0 * (s.x + s.y),
+    ))
+}

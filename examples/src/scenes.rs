@@ -1,0 +1,336 @@
+//! The standard scenes of `../shared/SCENES.md`. Keep the two in agreement.
+//!
+//! Common to all: time step 1/60 s; gravity (0, -9.81, 0) unless stated; density 1000;
+//! friction 0.5; restitution 0. "Box h" is a box with half extents (h, h, h). The ground
+//! is one static box.
+
+use joule_physics::body::{BodyDesc, BodyId, MotionType};
+use joule_physics::error::PhysicsError;
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+use joule_physics::world::World;
+
+/// The time step every scene runs at.
+pub const DT: f32 = 1.0 / 60.0;
+
+/// SplitMix64 as SCENES.md defines it.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator with the given seed.
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    /// The next mixed 64-bit output.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// `(z >> 40) / 2^24`: uniform in [0, 1).
+    pub fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// `lo + (hi - lo) * next_f32()`.
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next_f32()
+    }
+}
+
+/// Which scene, with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneKind {
+    /// One pyramid of base 20 (210 boxes).
+    Pyramid20,
+    /// One pyramid of base 40 (820 boxes).
+    PyramidBig,
+    /// 10 x 10 pyramids of base 10 (5,500 boxes).
+    ManyPyramids,
+    /// 10,000 free spheres without gravity.
+    Free10k,
+    /// 4,000 spheres and boxes falling on a ground box.
+    Rain4k,
+}
+
+impl SceneKind {
+    /// Every scene that needs no joints.
+    pub const ALL: [SceneKind; 5] = [
+        SceneKind::Pyramid20,
+        SceneKind::PyramidBig,
+        SceneKind::ManyPyramids,
+        SceneKind::Free10k,
+        SceneKind::Rain4k,
+    ];
+
+    /// The scene's name in SCENES.md.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            SceneKind::Pyramid20 => "pyramid20",
+            SceneKind::PyramidBig => "pyramid_big",
+            SceneKind::ManyPyramids => "many_pyramids",
+            SceneKind::Free10k => "free10k",
+            SceneKind::Rain4k => "rain4k",
+        }
+    }
+
+    /// Parses a name from SCENES.md.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<SceneKind> {
+        SceneKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Gravity of the scene.
+    #[must_use]
+    pub fn gravity(&self) -> Vec3 {
+        match self {
+            SceneKind::Free10k => Vec3::ZERO,
+            _ => Vec3::new(0.0, -9.81, 0.0),
+        }
+    }
+
+    /// (warm-up steps, timed steps) from SCENES.md.
+    #[must_use]
+    pub fn run_lengths(&self) -> (usize, usize) {
+        match self {
+            SceneKind::Rain4k => (1, 600),
+            _ => (60, 300),
+        }
+    }
+}
+
+/// What a scene built: the bodies in creation order and what its sanity check needs.
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    /// The static ground, if any.
+    pub ground: Option<BodyId>,
+    /// The scene's dynamic bodies in creation order.
+    pub bodies: Vec<BodyId>,
+    /// For pyramids: the top box of each pyramid and its start height.
+    pub tops: Vec<(BodyId, f32)>,
+    /// Start positions of every dynamic body (for drift checks).
+    pub start: Vec<Vec3>,
+    /// Initial linear velocities (free10k's sanity check).
+    pub velocities: Vec<Vec3>,
+}
+
+fn unit_box() -> Shape {
+    Shape::cuboid(Vec3::splat(0.5)).expect("valid box")
+}
+
+fn ground(world: &mut World, half: Vec3) -> Result<BodyId, PhysicsError> {
+    let shape = Shape::cuboid(half)?;
+    world.create_body(&BodyDesc {
+        friction: 0.5,
+        ..BodyDesc::fixed(shape, Vec3::new(0.0, -0.5, 0.0))
+    })
+}
+
+fn pyramids(world: &mut World, base: usize, nx: usize, nz: usize) -> Result<Scene, PhysicsError> {
+    let sx = (base + 2) as f32;
+    let sz = 4.0f32;
+    let mut scene = Scene {
+        ground: Some(ground(
+            world,
+            Vec3::new(nx as f32 * sx / 2.0 + 5.0, 0.5, nz as f32 * sz / 2.0 + 5.0),
+        )?),
+        ..Scene::default()
+    };
+    let shape = unit_box();
+    for i in 0..nx {
+        for k in 0..nz {
+            let cx = (i as f32 - (nx as f32 - 1.0) / 2.0) * sx;
+            let cz = (k as f32 - (nz as f32 - 1.0) / 2.0) * sz;
+            let mut last = None;
+            for row in 0..base {
+                let n = base - row;
+                let y = 0.5 + row as f32;
+                for j in 0..n {
+                    let x = cx + j as f32 - (n as f32 - 1.0) / 2.0;
+                    let p = Vec3::new(x, y, cz);
+                    let id = world.create_body(&BodyDesc {
+                        allow_sleep: false,
+                        ..BodyDesc::dynamic(shape.clone(), p)
+                    })?;
+                    scene.bodies.push(id);
+                    scene.start.push(p);
+                    scene.velocities.push(Vec3::ZERO);
+                    last = Some((id, y));
+                }
+            }
+            scene.tops.extend(last);
+        }
+    }
+    Ok(scene)
+}
+
+fn free10k(world: &mut World) -> Result<Scene, PhysicsError> {
+    let mut rng = SplitMix64::new(0x5eed_1234_abcd_0001);
+    let shape = Shape::sphere(0.5)?;
+    let mut scene = Scene::default();
+    for i in 0..25 {
+        for j in 0..16 {
+            for k in 0..25 {
+                let p = Vec3::new(2.0 * i as f32, 2.0 * j as f32, 2.0 * k as f32);
+                let v = Vec3::new(
+                    rng.range(-0.04, 0.04),
+                    rng.range(-0.04, 0.04),
+                    rng.range(-0.04, 0.04),
+                );
+                let w = Vec3::new(
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                );
+                let id = world.create_body(&BodyDesc {
+                    linear_velocity: v,
+                    angular_velocity: w,
+                    allow_sleep: false,
+                    gravity_scale: 1.0,
+                    ..BodyDesc::dynamic(shape.clone(), p)
+                })?;
+                scene.bodies.push(id);
+                scene.start.push(p);
+                scene.velocities.push(v);
+            }
+        }
+    }
+    Ok(scene)
+}
+
+fn rain4k(world: &mut World) -> Result<Scene, PhysicsError> {
+    let mut scene = Scene {
+        ground: Some(ground(world, Vec3::new(100.0, 0.5, 100.0))?),
+        ..Scene::default()
+    };
+    let mut rng = SplitMix64::new(0x5eed_1234_abcd_0002);
+    let sphere = Shape::sphere(0.5)?;
+    let cube = unit_box();
+    let pitch = 20.0f32 / 14.0;
+    for idx in 0..4000usize {
+        let layer = idx / 196;
+        let i = (idx / 14) % 14;
+        let k = idx % 14;
+        let x = -10.0 + pitch * (i as f32 + 0.5) + rng.range(-0.2, 0.2);
+        let z = -10.0 + pitch * (k as f32 + 0.5) + rng.range(-0.2, 0.2);
+        let y = 2.0 + 1.5 * layer as f32;
+        let shape = if (i + k + layer) % 2 == 0 {
+            sphere.clone()
+        } else {
+            cube.clone()
+        };
+        let p = Vec3::new(x, y, z);
+        let id = world.create_body(&BodyDesc::dynamic(shape, p))?;
+        scene.bodies.push(id);
+        scene.start.push(p);
+        scene.velocities.push(Vec3::ZERO);
+    }
+    Ok(scene)
+}
+
+/// Builds `kind` into `world` (which should be empty and have the scene's gravity).
+pub fn build(kind: SceneKind, world: &mut World) -> Result<Scene, PhysicsError> {
+    match kind {
+        SceneKind::Pyramid20 => pyramids(world, 20, 1, 1),
+        SceneKind::PyramidBig => pyramids(world, 40, 1, 1),
+        SceneKind::ManyPyramids => pyramids(world, 10, 10, 10),
+        SceneKind::Free10k => free10k(world),
+        SceneKind::Rain4k => rain4k(world),
+    }
+}
+
+/// Number of the scene's dynamic bodies that moved more than `distance` from their start.
+pub fn moved_more_than(world: &World, scene: &Scene, distance: f32) -> usize {
+    scene
+        .bodies
+        .iter()
+        .zip(&scene.start)
+        .filter(|(id, p0)| {
+            world
+                .position(**id)
+                .map_or(true, |p| (p - **p0).length() > distance)
+        })
+        .count()
+}
+
+/// The scene's sanity line of SCENES.md, after `elapsed` seconds of simulation.
+pub fn sanity_line(kind: SceneKind, world: &World, scene: &Scene, elapsed: f32) -> String {
+    let asleep = scene
+        .bodies
+        .iter()
+        .filter(|&&b| world.is_sleeping(b).unwrap_or(false))
+        .count();
+    match kind {
+        SceneKind::Pyramid20 | SceneKind::PyramidBig | SceneKind::ManyPyramids => {
+            let tops_ok = scene
+                .tops
+                .iter()
+                .filter(|(id, y0)| world.position(*id).is_ok_and(|p| (p.y - y0).abs() < 0.25))
+                .count();
+            format!(
+                "tops near start height {tops_ok}/{}; boxes moved > 0.25 m: {}; asleep {asleep}",
+                scene.tops.len(),
+                moved_more_than(world, scene, 0.25)
+            )
+        }
+        SceneKind::Free10k => {
+            let ok = scene
+                .bodies
+                .iter()
+                .zip(&scene.start)
+                .zip(&scene.velocities)
+                .filter(|((id, p0), v)| {
+                    world
+                        .position(**id)
+                        .is_ok_and(|p| (p - (**p0 + **v * elapsed)).length() < 0.01)
+                })
+                .count();
+            format!(
+                "spheres within 1 cm of x0 + v t: {ok}/{}; asleep {asleep}",
+                scene.bodies.len()
+            )
+        }
+        SceneKind::Rain4k => {
+            let ys: Vec<f32> = scene
+                .bodies
+                .iter()
+                .filter_map(|&b| world.position(b).ok().map(|p| p.y))
+                .collect();
+            let highest = ys.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let below = ys.iter().filter(|&&y| y < 0.0).count();
+            format!("highest y {highest:.2}; below ground {below}; asleep {asleep}")
+        }
+    }
+}
+
+/// Whether a body is dynamic (for scene sanity code).
+pub fn is_dynamic(world: &World, id: BodyId) -> bool {
+    world.motion_type(id).ok() == Some(MotionType::Dynamic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix_matches_reference_values() {
+        // Reference: SplitMix64 (Steele, Lea, Flood 2014) from seed 0 gives
+        // 0xe220a8397b1dcdaf as its first output.
+        let mut r = SplitMix64::new(0);
+        assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+        let mut r = SplitMix64::new(7);
+        for _ in 0..1000 {
+            let x = r.range(-2.0, 3.0);
+            assert!((-2.0..3.0).contains(&x));
+        }
+    }
+}

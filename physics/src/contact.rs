@@ -1,0 +1,217 @@
+//! Contacts: one per pair of bodies whose fat AABBs overlap and whose filters allow them
+//! to collide, kept from step to step while the broad phase says they are close.
+//!
+//! Life of a contact:
+//! 1. The broad phase reports a new pair (sorted by body ids); the filter accepts it; a
+//!    contact is created with an id from a LIFO free list (deterministic).
+//! 2. Each step the narrow phase recomputes its manifold in parallel (each contact writes
+//!    only itself). A new point whose feature id matches one of last step's points takes
+//!    over that point's accumulated impulses (warm starting).
+//! 3. A contact whose fat AABBs stopped overlapping is destroyed in the serial pass that
+//!    follows, which also turns "touching" flag changes into begin/end events.
+//!
+//! The serial pass walks contacts in id order and events are then sorted by body ids, so
+//! no result depends on how the parallel narrow phase was split across threads.
+
+use std::collections::HashMap;
+
+use arrayvec::ArrayVec;
+use bitflags::bitflags;
+
+use crate::body::{BodyId, MotionType};
+use crate::broad_phase::BroadPhaseProxy;
+use crate::math::Vec3A;
+use crate::narrow_phase::{ContactManifold, ContactPoint};
+
+bitflags! {
+    /// State bits of a contact.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct ContactFlags: u8 {
+        /// The manifold has at least one point (within the speculative margin).
+        const TOUCHING = 1 << 0;
+        /// One of the bodies is a sensor: report overlap, never push.
+        const SENSOR = 1 << 1;
+        /// The broad phase no longer overlaps this pair: destroy it in the serial pass.
+        const DISJOINT = 1 << 2;
+        /// Touching was false last step and is true now.
+        const STARTED = 1 << 3;
+        /// Touching was true last step and is false now.
+        const STOPPED = 1 << 4;
+        /// With `SENSOR`: body A is the sensor (else body B).
+        const SENSOR_IS_A = 1 << 5;
+    }
+}
+
+/// Accumulated impulses of one contact point, kept across steps for warm starting.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactImpulse {
+    /// Along the normal (>= 0).
+    pub normal: f32,
+    /// Along the first friction direction.
+    pub tangent1: f32,
+    /// Along the second friction direction.
+    pub tangent2: f32,
+    /// Largest normal impulse of the last step (reported to the user).
+    pub max_normal: f32,
+}
+
+/// A contact between two bodies.
+#[derive(Clone, Debug)]
+pub(crate) struct Contact {
+    /// Slot indices, `body_a < body_b`.
+    pub body_a: u32,
+    pub body_b: u32,
+    pub id_a: BodyId,
+    pub id_b: BodyId,
+    /// Broad-phase proxies of the two bodies.
+    pub proxy_a: BroadPhaseProxy,
+    pub proxy_b: BroadPhaseProxy,
+    pub manifold: ContactManifold,
+    /// One per manifold point.
+    pub impulses: ArrayVec<ContactImpulse, 4>,
+    /// Mixed material.
+    pub friction: f32,
+    pub restitution: f32,
+    pub flags: ContactFlags,
+    /// Both bodies cannot respond (static/kinematic pairs with a sensor only).
+    pub alive: bool,
+}
+
+impl Contact {
+    /// Replaces the manifold with `new`, carrying impulses over by feature id.
+    pub fn update_manifold(&mut self, new: &ContactManifold) {
+        let mut impulses = ArrayVec::<ContactImpulse, 4>::new();
+        for p in &new.points {
+            let old = self
+                .manifold
+                .points
+                .iter()
+                .position(|q: &ContactPoint| q.feature == p.feature)
+                .map(|i| self.impulses[i])
+                .unwrap_or_default();
+            impulses.push(old);
+        }
+        self.manifold.clone_from(new);
+        self.impulses = impulses;
+    }
+}
+
+/// Mixing rules for two bodies' materials. The default follows common practice (Box2D,
+/// Jolt): friction is the geometric mean, restitution the maximum.
+#[derive(Clone, Debug, Default)]
+pub struct MaterialMixing;
+
+impl MaterialMixing {
+    /// Mixed friction of two surfaces.
+    #[must_use]
+    pub fn friction(&self, a: f32, b: f32) -> f32 {
+        (a * b).sqrt()
+    }
+
+    /// Mixed restitution of two surfaces.
+    #[must_use]
+    pub fn restitution(&self, a: f32, b: f32) -> f32 {
+        a.max(b)
+    }
+}
+
+/// The pair key of two body slots (order-independent).
+#[inline]
+pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    (u64::from(lo) << 32) | u64::from(hi)
+}
+
+/// All contacts: a slot array with a free list, plus a pair → contact map for lookups
+/// (never iterated, so its order cannot leak into results).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ContactManager {
+    pub contacts: Vec<Contact>,
+    free: Vec<u32>,
+    pairs: HashMap<u64, u32>,
+}
+
+impl ContactManager {
+    /// Whether a contact exists for the pair.
+    pub fn contains(&self, a: u32, b: u32) -> bool {
+        self.pairs.contains_key(&pair_key(a, b))
+    }
+
+    /// The contact id of a pair.
+    pub fn find(&self, a: u32, b: u32) -> Option<u32> {
+        self.pairs.get(&pair_key(a, b)).copied()
+    }
+
+    /// Creates a contact; the caller has checked the pair is new and allowed.
+    pub fn create(&mut self, mut c: Contact) -> u32 {
+        debug_assert!(c.body_a < c.body_b);
+        c.alive = true;
+        let key = pair_key(c.body_a, c.body_b);
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.contacts[id as usize] = c;
+                id
+            }
+            None => {
+                self.contacts.push(c);
+                (self.contacts.len() - 1) as u32
+            }
+        };
+        self.pairs.insert(key, id);
+        id
+    }
+
+    /// Destroys a contact, returning it.
+    pub fn destroy(&mut self, id: u32) -> Contact {
+        let c = &mut self.contacts[id as usize];
+        let removed = c.clone();
+        c.alive = false;
+        c.manifold.points.clear();
+        c.impulses.clear();
+        c.flags = ContactFlags::empty();
+        self.pairs.remove(&pair_key(removed.body_a, removed.body_b));
+        self.free.push(id);
+        removed
+    }
+
+    /// Ids of live contacts involving body slot `body`, in id order.
+    pub fn contacts_of(&self, body: u32) -> Vec<u32> {
+        self.contacts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.alive && (c.body_a == body || c.body_b == body))
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    /// Number of live contacts.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+}
+
+/// Whether a pair of motion types can produce a contact at all.
+pub(crate) fn motion_types_collide(a: MotionType, b: MotionType, sensor: bool) -> bool {
+    match (a, b) {
+        (MotionType::Dynamic, _) | (_, MotionType::Dynamic) => true,
+        // A kinematic sensor still reports static or kinematic bodies entering it.
+        (MotionType::Kinematic, _) | (_, MotionType::Kinematic) => sensor,
+        _ => false,
+    }
+}
+
+/// A contact as the user sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactInfo {
+    /// First body (lower id).
+    pub body_a: BodyId,
+    /// Second body.
+    pub body_b: BodyId,
+    /// World normal from A to B.
+    pub normal: Vec3A,
+    /// World contact points (midway between the two surfaces) with their separations
+    /// (negative = penetration).
+    pub points: ArrayVec<(Vec3A, f32), 4>,
+    /// Accumulated normal impulses of last solve, per point.
+    pub normal_impulses: ArrayVec<f32, 4>,
+}

@@ -1,0 +1,101 @@
+//! The engine's error type: every way a caller's input can be refused, and how to fix it.
+
+use std::fmt;
+
+use crate::body::BodyId;
+use crate::shape::ShapeError;
+
+/// Why the world refused a request. Nothing is created or changed when one is returned.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PhysicsError {
+    /// A position or translation had a NaN or infinite component. Check the math that
+    /// produced it (a division by zero, an uninitialised value).
+    NonFinitePosition,
+    /// A rotation had a NaN or infinite component. Build rotations with glam's
+    /// constructors (`Quat::from_axis_angle`, ...) from finite angles.
+    NonFiniteRotation,
+    /// A rotation was not a unit quaternion (|q| differs from 1 by more than 1e-3). Call
+    /// `normalize()` on it first.
+    NonNormalizedRotation,
+    /// A linear or angular velocity, force, torque or impulse had a NaN or infinite
+    /// component.
+    NonFiniteVelocity,
+    /// The shape was invalid (negative size, degenerate hull, ...); the inner error says
+    /// which and how to fix it.
+    InvalidShape(ShapeError),
+    /// A dynamic body needs a positive, finite density (or mass) so it has a mass. Give
+    /// `BodyDesc::density` a positive value, or make the body static or kinematic.
+    NonPositiveDensity,
+    /// A half-space (infinite plane) shape was given to a moving body. Half-spaces are for
+    /// static ground only; use a large box for a moving floor.
+    InfiniteShapeOnMovingBody,
+    /// The id refers to a body that was removed (or never existed in this world): the slot
+    /// may have been reused by another body. Drop stale ids when you remove bodies.
+    StaleBodyId(BodyId),
+    /// A material value was out of range: friction must be finite and >= 0, restitution in
+    /// [0, 1], damping finite and >= 0, gravity scale finite.
+    InvalidMaterial,
+    /// The body's object layer is not below `WorldDesc::layers.count()`. Add the layer to
+    /// the table or use an existing one.
+    InvalidLayer(u16),
+    /// The world already holds `u32::MAX - 1` bodies.
+    TooManyBodies,
+    /// The operation needs a moving body (dynamic or kinematic) and the body is static,
+    /// or needs a dynamic body and it is not (forces, impulses).
+    WrongMotionType,
+}
+
+impl fmt::Display for PhysicsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PhysicsError::NonFinitePosition => {
+                write!(f, "position has a NaN or infinite component")
+            }
+            PhysicsError::NonFiniteRotation => {
+                write!(f, "rotation has a NaN or infinite component")
+            }
+            PhysicsError::NonNormalizedRotation => write!(f, "rotation is not a unit quaternion"),
+            PhysicsError::NonFiniteVelocity => {
+                write!(
+                    f,
+                    "velocity, force or impulse has a NaN or infinite component"
+                )
+            }
+            PhysicsError::InvalidShape(e) => write!(f, "invalid shape: {e}"),
+            PhysicsError::NonPositiveDensity => {
+                write!(f, "a dynamic body needs a positive, finite density")
+            }
+            PhysicsError::InfiniteShapeOnMovingBody => {
+                write!(f, "half-space shapes can only be used by static bodies")
+            }
+            PhysicsError::StaleBodyId(id) => write!(f, "body id {id:?} is stale or unknown"),
+            PhysicsError::InvalidMaterial => write!(
+                f,
+                "friction, restitution, damping or gravity scale out of range"
+            ),
+            PhysicsError::InvalidLayer(l) => {
+                write!(f, "object layer {l} is not in the layer table")
+            }
+            PhysicsError::TooManyBodies => write!(f, "too many bodies"),
+            PhysicsError::WrongMotionType => {
+                write!(f, "operation not valid for this body's motion type")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PhysicsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PhysicsError::InvalidShape(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ShapeError> for PhysicsError {
+    fn from(e: ShapeError) -> Self {
+        PhysicsError::InvalidShape(e)
+    }
+}

@@ -1,0 +1,239 @@
+//! Islands and sleeping.
+//!
+//! An island is a set of dynamic bodies connected by touching contacts (and, later,
+//! joints). Static bodies do not connect islands: two boxes resting on the same ground are
+//! two islands. Islands are recomputed every step from the awake bodies with a union-find
+//! over the touching contacts in id order (cheap, and deterministic: every island's
+//! representative is its lowest awake index).
+//!
+//! A body whose speed stays below the sleep thresholds accumulates sleep time; an island
+//! whose every body has slept for `time_to_sleep` (and allows sleep) falls asleep: its
+//! bodies move from the awake set to a sleeping set of their own, where the step no longer
+//! visits them. It wakes, all at once, when an awake body starts touching it, when the user
+//! moves, pushes or sets the velocity of one of its bodies, or when a body it rests on is
+//! removed.
+
+use crate::body::{AWAKE_SET, Bodies, FIRST_SLEEPING_SET, MotionType};
+use crate::contact::{ContactFlags, ContactManager};
+use crate::math::Vec3A;
+
+/// Sleep settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SleepSettings {
+    /// Whether bodies may sleep at all.
+    pub enabled: bool,
+    /// Linear speed below which a body counts as resting (m/s).
+    pub linear_threshold: f32,
+    /// Angular speed below which a body counts as resting (rad/s).
+    pub angular_threshold: f32,
+    /// Seconds an island must rest before it sleeps.
+    pub time_to_sleep: f32,
+}
+
+impl Default for SleepSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            linear_threshold: 0.05,
+            angular_threshold: 2.0 * std::f32::consts::PI / 180.0 * 3.0,
+            time_to_sleep: 0.5,
+        }
+    }
+}
+
+/// A body falling asleep or waking up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SleepEvent {
+    /// The body.
+    pub body: crate::body::BodyId,
+    /// True when it fell asleep, false when it woke.
+    pub asleep: bool,
+}
+
+/// Union-find scratch, reused between steps.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IslandScratch {
+    parent: Vec<u32>,
+    min_sleep: Vec<f32>,
+    members: Vec<(u32, u32)>,
+}
+
+fn find(parent: &mut [u32], mut i: u32) -> u32 {
+    while parent[i as usize] != i {
+        let p = parent[i as usize];
+        parent[i as usize] = parent[p as usize];
+        i = p;
+    }
+    i
+}
+
+fn union(parent: &mut [u32], a: u32, b: u32) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        // The lower index represents: independent of the order unions happen in.
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        parent[hi as usize] = lo;
+    }
+}
+
+/// Updates sleep timers, groups awake bodies into islands and puts resting islands to
+/// sleep. Returns the number of bodies put to sleep.
+pub(crate) fn update_sleep(
+    bodies: &mut Bodies,
+    contacts: &ContactManager,
+    settings: &SleepSettings,
+    dt: f32,
+    s: &mut IslandScratch,
+    events: &mut Vec<SleepEvent>,
+) -> usize {
+    if !settings.enabled {
+        return 0;
+    }
+    let n = bodies.awake().len();
+    s.parent.clear();
+    s.parent.extend(0..n as u32);
+    s.min_sleep.clear();
+    s.min_sleep.resize(n, f32::INFINITY);
+
+    // Sleep timers.
+    let (lin2, ang2) = (
+        settings.linear_threshold * settings.linear_threshold,
+        settings.angular_threshold * settings.angular_threshold,
+    );
+    for i in 0..n {
+        let sim = bodies.awake()[i];
+        let body = &mut bodies.bodies[sim.body as usize];
+        let resting = body.motion_type == MotionType::Dynamic
+            && body.allow_sleep
+            && sim.linear_velocity.length_squared() < lin2
+            && sim.angular_velocity.length_squared() < ang2;
+        body.sleep_time = if resting { body.sleep_time + dt } else { 0.0 };
+        // Kinematic bodies that move keep whatever they touch awake.
+        if body.motion_type == MotionType::Kinematic
+            && (sim.linear_velocity != Vec3A::ZERO || sim.angular_velocity != Vec3A::ZERO)
+        {
+            body.sleep_time = 0.0;
+        }
+    }
+
+    // Islands over touching contacts between awake, non-static bodies.
+    for c in contacts.contacts.iter() {
+        if !c.alive
+            || !c.flags.contains(ContactFlags::TOUCHING)
+            || c.flags.contains(ContactFlags::SENSOR)
+        {
+            continue;
+        }
+        let (a, b) = (
+            &bodies.bodies[c.body_a as usize],
+            &bodies.bodies[c.body_b as usize],
+        );
+        if a.set == AWAKE_SET
+            && b.set == AWAKE_SET
+            && a.motion_type != MotionType::Static
+            && b.motion_type != MotionType::Static
+        {
+            union(&mut s.parent, a.local, b.local);
+        }
+    }
+    for i in 0..n as u32 {
+        let r = find(&mut s.parent, i) as usize;
+        let body = &bodies.bodies[bodies.awake()[i as usize].body as usize];
+        let t = if body.motion_type == MotionType::Kinematic && body.sleep_time == 0.0 {
+            0.0
+        } else {
+            body.sleep_time
+        };
+        s.min_sleep[r] = s.min_sleep[r].min(t);
+    }
+
+    // Islands that rested long enough, by representative (= lowest awake index).
+    s.members.clear();
+    for i in 0..n as u32 {
+        let r = find(&mut s.parent, i);
+        if s.min_sleep[r as usize] >= settings.time_to_sleep {
+            s.members.push((r, bodies.awake()[i as usize].body));
+        }
+    }
+    if s.members.is_empty() {
+        return 0;
+    }
+    s.members.sort_unstable();
+    let mut slept = 0;
+    let mut k = 0;
+    while k < s.members.len() {
+        let root = s.members[k].0;
+        let set = bodies.new_sleeping_set();
+        while k < s.members.len() && s.members[k].0 == root {
+            let body = s.members[k].1;
+            bodies.move_to_set(body, set);
+            let sim =
+                &mut bodies.sets[set as usize].sims[bodies.bodies[body as usize].local as usize];
+            sim.linear_velocity = Vec3A::ZERO;
+            sim.angular_velocity = Vec3A::ZERO;
+            events.push(SleepEvent {
+                body: bodies.id_of(body),
+                asleep: true,
+            });
+            slept += 1;
+            k += 1;
+        }
+    }
+    slept
+}
+
+/// Wakes the sleeping set `set` (if it is one): every body in it returns to the awake set.
+pub(crate) fn wake_set(bodies: &mut Bodies, set: u32, events: &mut Vec<SleepEvent>) {
+    if set < FIRST_SLEEPING_SET {
+        return;
+    }
+    while let Some(sim) = bodies.sets[set as usize].sims.last().copied() {
+        bodies.move_to_set(sim.body, AWAKE_SET);
+        bodies.bodies[sim.body as usize].sleep_time = 0.0;
+        events.push(SleepEvent {
+            body: bodies.id_of(sim.body),
+            asleep: false,
+        });
+    }
+    bodies.free_sleeping_set(set);
+}
+
+/// Wakes the island of the body in slot `index`, if it sleeps.
+pub(crate) fn wake_body(bodies: &mut Bodies, index: u32, events: &mut Vec<SleepEvent>) {
+    let set = bodies.bodies[index as usize].set;
+    wake_set(bodies, set, events);
+    if set == AWAKE_SET {
+        bodies.bodies[index as usize].sleep_time = 0.0;
+    }
+}
+
+/// Wakes sleeping islands touched by an awake body this step (new touching contacts
+/// between an awake and a sleeping body).
+pub(crate) fn wake_touched(
+    bodies: &mut Bodies,
+    contacts: &ContactManager,
+    events: &mut Vec<SleepEvent>,
+) {
+    for id in 0..contacts.contacts.len() {
+        let c = &contacts.contacts[id];
+        if !c.alive
+            || !c.flags.contains(ContactFlags::TOUCHING)
+            || c.flags.contains(ContactFlags::SENSOR)
+        {
+            continue;
+        }
+        let (sa, sb) = (
+            bodies.bodies[c.body_a as usize].set,
+            bodies.bodies[c.body_b as usize].set,
+        );
+        let awake_mover = |i: u32| {
+            let b = &bodies.bodies[i as usize];
+            b.set == AWAKE_SET && b.motion_type != MotionType::Static
+        };
+        if sa >= FIRST_SLEEPING_SET && awake_mover(c.body_b) {
+            wake_set(bodies, sa, events);
+        } else if sb >= FIRST_SLEEPING_SET && awake_mover(c.body_a) {
+            wake_set(bodies, sb, events);
+        }
+    }
+}

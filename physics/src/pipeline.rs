@@ -1,0 +1,332 @@
+//! The collision pipeline's stages, as functions over the world's parts.
+//!
+//! ```text
+//!  update_broad_phase   awake bodies' AABBs in parallel, then refit proxies that left
+//!                       their fat boxes (serial, cheap: most stay inside)
+//!  find_new_contacts    moved proxies queried against both trees in parallel chunks,
+//!                       pairs merged and sorted by body ids, filtered, contacts created
+//!  update_contacts      narrow phase in parallel over contact blocks (each job writes
+//!                       only its own contacts)
+//!  finish_contacts      serial pass in contact-id order: destroy disjoint pairs, turn
+//!                       touching changes into events
+//! ```
+//!
+//! The stages take the parts they touch as arguments, never the world, so the step graph
+//! can declare exactly what each one reads and writes.
+
+use joule_jobs::JobSystem;
+
+use crate::aabb::Aabb;
+use crate::body::{AWAKE_SET, Bodies};
+use crate::broad_phase::{BodyPair, BroadPhase};
+use crate::contact::{
+    Contact, ContactFlags, ContactInfo, ContactManager, MaterialMixing, motion_types_collide,
+};
+use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
+use crate::filter::{ExclusionList, LayerTable};
+use crate::narrow_phase::{ContactManifold, collide};
+
+/// Settings the collision stages read.
+#[derive(Clone, Copy, Debug)]
+pub struct CollisionSettings {
+    /// Speculative contact margin (m).
+    pub margin: f32,
+    /// Report `Persist` events.
+    pub report_persist: bool,
+}
+
+/// Buffers reused from step to step so the pipeline does not allocate once warm.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    aabbs: Vec<Aabb>,
+    pair_chunks: Vec<Vec<BodyPair>>,
+    pairs: Vec<BodyPair>,
+}
+
+/// Bodies per job in the parallel stages.
+const BODY_BLOCK: usize = 256;
+/// Contacts per job in the narrow phase.
+const CONTACT_BLOCK: usize = 64;
+/// Moved proxies per pair-finding job.
+const MOVED_BLOCK: usize = 64;
+
+/// Recomputes the AABBs of awake bodies and refits the proxies that left their fat box.
+pub(crate) fn update_broad_phase(
+    jobs: &JobSystem,
+    bodies: &mut Bodies,
+    broad: &mut BroadPhase,
+    scratch: &mut Scratch,
+) {
+    let awake = bodies.awake();
+    scratch.aabbs.clear();
+    scratch.aabbs.resize(awake.len(), Aabb::EMPTY);
+    {
+        let cold = &bodies.bodies;
+        jobs.scope(|s| {
+            for (sims, out) in awake
+                .chunks(BODY_BLOCK)
+                .zip(scratch.aabbs.chunks_mut(BODY_BLOCK))
+            {
+                s.spawn_labeled("body aabbs", move |_| {
+                    for (sim, out) in sims.iter().zip(out) {
+                        *out = cold[sim.body as usize].shape.world_aabb(&sim.transform);
+                    }
+                });
+            }
+        });
+    }
+    for (sim, aabb) in bodies.awake().iter().zip(&scratch.aabbs) {
+        let body = &bodies.bodies[sim.body as usize];
+        if let Some(proxy) = body.proxy {
+            broad.update_proxy(proxy, *aabb, sim.center - sim.center0);
+        }
+    }
+}
+
+/// Finds new overlapping pairs among moved proxies and creates contacts for the allowed
+/// ones, in body-id order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn find_new_contacts(
+    jobs: &JobSystem,
+    bodies: &Bodies,
+    broad: &mut BroadPhase,
+    contacts: &mut ContactManager,
+    exclusions: &ExclusionList,
+    layers: &LayerTable,
+    mixing: &MaterialMixing,
+    scratch: &mut Scratch,
+) {
+    broad.sort_moved();
+    let moved = broad.moved_proxies();
+    let chunks = moved.len().div_ceil(MOVED_BLOCK);
+    if scratch.pair_chunks.len() < chunks {
+        scratch.pair_chunks.resize_with(chunks, Vec::new);
+    }
+    {
+        let broad = &*broad;
+        jobs.scope(|s| {
+            for (m, out) in moved
+                .chunks(MOVED_BLOCK)
+                .zip(scratch.pair_chunks.iter_mut())
+            {
+                out.clear();
+                s.spawn_labeled("find pairs", move |_| broad.find_pairs_for(m, out));
+            }
+        });
+    }
+    scratch.pairs.clear();
+    BroadPhase::finish_pairs(scratch.pair_chunks[..chunks].iter_mut(), &mut scratch.pairs);
+    broad.clear_moved();
+
+    for pair in &scratch.pairs {
+        let (a, b) = (pair.a, pair.b);
+        if contacts.contains(a, b) {
+            continue;
+        }
+        let (ba, bb) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
+        let sensor = ba.is_sensor || bb.is_sensor;
+        if !motion_types_collide(ba.motion_type, bb.motion_type, sensor)
+            || (ba.is_sensor && bb.is_sensor)
+            || !layers.collides(ba.layer, bb.layer)
+            || !ba.filter.collides(&bb.filter)
+        {
+            continue;
+        }
+        let (ida, idb) = (bodies.id_of(a), bodies.id_of(b));
+        if exclusions.contains(ida, idb) {
+            continue;
+        }
+        let mut flags = ContactFlags::empty();
+        if sensor {
+            flags |= ContactFlags::SENSOR;
+            if ba.is_sensor {
+                flags |= ContactFlags::SENSOR_IS_A;
+            }
+        }
+        contacts.create(Contact {
+            body_a: a,
+            body_b: b,
+            id_a: ida,
+            id_b: idb,
+            proxy_a: ba.proxy.expect("live bodies have proxies"),
+            proxy_b: bb.proxy.expect("live bodies have proxies"),
+            manifold: ContactManifold::default(),
+            impulses: Default::default(),
+            friction: mixing.friction(ba.friction, bb.friction),
+            restitution: mixing.restitution(ba.restitution, bb.restitution),
+            flags,
+            alive: true,
+        });
+    }
+}
+
+/// The narrow phase: recomputes every live contact's manifold, in parallel.
+pub(crate) fn update_contacts(
+    jobs: &JobSystem,
+    bodies: &Bodies,
+    broad: &BroadPhase,
+    contacts: &mut ContactManager,
+    settings: &CollisionSettings,
+) {
+    let settings = *settings;
+    jobs.scope(|s| {
+        for block in contacts.contacts.chunks_mut(CONTACT_BLOCK) {
+            s.spawn_labeled("narrow phase", move |_| {
+                let mut manifold = ContactManifold::default();
+                for c in block {
+                    if c.alive {
+                        update_contact(bodies, broad, c, &settings, &mut manifold);
+                    }
+                }
+            });
+        }
+    });
+}
+
+fn update_contact(
+    bodies: &Bodies,
+    broad: &BroadPhase,
+    c: &mut Contact,
+    settings: &CollisionSettings,
+    manifold: &mut ContactManifold,
+) {
+    let was_touching = c.flags.contains(ContactFlags::TOUCHING);
+    c.flags
+        .remove(ContactFlags::STARTED | ContactFlags::STOPPED);
+    if !broad.fat_overlap(c.proxy_a, c.proxy_b) {
+        c.flags.insert(ContactFlags::DISJOINT);
+        return;
+    }
+    let (ba, bb) = (
+        &bodies.bodies[c.body_a as usize],
+        &bodies.bodies[c.body_b as usize],
+    );
+    // Contacts between two bodies that are not awake keep their state: nothing moved.
+    if ba.set != AWAKE_SET && bb.set != AWAKE_SET {
+        return;
+    }
+    let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
+    let sensor = c.flags.contains(ContactFlags::SENSOR);
+    let margin = if sensor { 0.0 } else { settings.margin };
+    manifold.points.clear();
+    let touching = collide(
+        &ba.shape,
+        &sa.transform,
+        &bb.shape,
+        &sb.transform,
+        margin,
+        manifold,
+    ) && !manifold.points.is_empty();
+    if sensor {
+        c.manifold.points.clear();
+        c.manifold.normal = manifold.normal;
+    } else {
+        c.update_manifold(manifold);
+    }
+    c.flags.set(ContactFlags::TOUCHING, touching);
+    if touching && !was_touching {
+        c.flags.insert(ContactFlags::STARTED);
+    } else if !touching && was_touching {
+        c.flags.insert(ContactFlags::STOPPED);
+    }
+}
+
+/// The serial pass after the narrow phase: destroys disjoint contacts and reports events.
+pub(crate) fn finish_contacts(
+    contacts: &mut ContactManager,
+    settings: &CollisionSettings,
+    events: &mut Events,
+) {
+    for id in 0..contacts.contacts.len() as u32 {
+        let c = &contacts.contacts[id as usize];
+        if !c.alive {
+            continue;
+        }
+        if c.flags.contains(ContactFlags::DISJOINT) {
+            let removed = contacts.destroy(id);
+            report_removed_contact(&removed, events);
+            continue;
+        }
+        let sensor = c.flags.contains(ContactFlags::SENSOR);
+        let kind = if c.flags.contains(ContactFlags::STARTED) {
+            Some(ContactEventKind::Begin)
+        } else if c.flags.contains(ContactFlags::STOPPED) {
+            Some(ContactEventKind::End)
+        } else if settings.report_persist && !sensor && c.flags.contains(ContactFlags::TOUCHING) {
+            Some(ContactEventKind::Persist)
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            push_event(c, kind, events);
+        }
+    }
+}
+
+fn push_event(c: &Contact, kind: ContactEventKind, events: &mut Events) {
+    if c.flags.contains(ContactFlags::SENSOR) {
+        if kind == ContactEventKind::Persist {
+            return;
+        }
+        events
+            .sensors
+            .push(sensor_event(c, kind == ContactEventKind::Begin));
+    } else {
+        events.contacts.push(ContactEvent {
+            kind,
+            body_a: c.id_a,
+            body_b: c.id_b,
+        });
+    }
+}
+
+fn sensor_event(c: &Contact, begin: bool) -> SensorEvent {
+    let (sensor, visitor) = if c.flags.contains(ContactFlags::SENSOR_IS_A) {
+        (c.id_a, c.id_b)
+    } else {
+        (c.id_b, c.id_a)
+    };
+    SensorEvent {
+        begin,
+        sensor,
+        visitor,
+    }
+}
+
+/// Reports the end of a removed contact that was touching.
+pub(crate) fn report_removed_contact(c: &Contact, events: &mut Events) {
+    if !c.flags.contains(ContactFlags::TOUCHING) {
+        return;
+    }
+    if c.flags.contains(ContactFlags::SENSOR) {
+        events.sensors.push(sensor_event(c, false));
+    } else {
+        events.contacts.push(ContactEvent {
+            kind: ContactEventKind::End,
+            body_a: c.id_a,
+            body_b: c.id_b,
+        });
+    }
+}
+
+/// The user-facing view of a contact.
+pub(crate) fn contact_info(bodies: &Bodies, c: &Contact) -> ContactInfo {
+    let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
+    let points = c
+        .manifold
+        .points
+        .iter()
+        .map(|p| {
+            let pa = sa.transform.transform_point(p.local_a);
+            let pb = sb.transform.transform_point(p.local_b);
+            ((pa + pb) * 0.5, p.separation)
+        })
+        .collect();
+    ContactInfo {
+        body_a: c.id_a,
+        body_b: c.id_b,
+        normal: c.manifold.normal,
+        points,
+        normal_impulses: c.impulses.iter().map(|i| i.normal).collect(),
+    }
+}

@@ -1,0 +1,373 @@
+//! Soft contact constraints: the per-point math of the solver (Box2D v3's soft step,
+//! extended to 3D with two friction directions).
+//!
+//! A contact point is a one-sided constraint `separation >= 0` along the normal, with a
+//! friction cone bounded by `friction * normal impulse` in the tangent plane. Penetration
+//! is resolved *softly*: instead of a hard velocity target, the constraint behaves like a
+//! stiff damped spring (frequency `hertz`, damping ratio `zeta`, see [`Softness`]), which
+//! keeps stacks stable without the jitter of Baumgarte stabilisation. Points that are
+//! still separated (speculative contacts) allow the gap to close within one substep but no
+//! further, which is what stops fast bodies without CCD at moderate speeds.
+
+use arrayvec::ArrayVec;
+
+use crate::math::{Mat3A, Quat, Vec3A};
+
+/// Slip speed above which a point counts as sliding (its friction then opposes the slip
+/// exactly); below it, noise in the slip direction would make friction jitter.
+const SLIDING_SPEED: f32 = 0.05;
+
+/// Soft constraint coefficients for one substep length (Erin Catto, "Solver2D", 2024).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Softness {
+    /// Scales the position error into a velocity bias.
+    pub bias_rate: f32,
+    /// Scales the effective mass.
+    pub mass_scale: f32,
+    /// Scales the accumulated impulse fed back (the spring's "memory").
+    pub impulse_scale: f32,
+}
+
+impl Softness {
+    /// Coefficients for a spring of `hertz` with damping ratio `zeta`, stepped by `h`.
+    #[must_use]
+    pub fn new(hertz: f32, zeta: f32, h: f32) -> Self {
+        if hertz == 0.0 {
+            return Self {
+                bias_rate: 0.0,
+                mass_scale: 1.0,
+                impulse_scale: 0.0,
+            };
+        }
+        let omega = 2.0 * std::f32::consts::PI * hertz;
+        let a1 = 2.0 * zeta + h * omega;
+        let a2 = h * omega * a1;
+        let a3 = 1.0 / (1.0 + a2);
+        Self {
+            bias_rate: omega / a1,
+            mass_scale: a2 * a3,
+            impulse_scale: a3,
+        }
+    }
+}
+
+/// The solver's view of one body for the duration of a step.
+#[derive(Clone, Copy, Debug)]
+pub struct SolverBody {
+    /// Linear velocity of the centre of mass.
+    pub v: Vec3A,
+    /// Angular velocity.
+    pub w: Vec3A,
+    /// Translation of the centre of mass since the start of the step.
+    pub dp: Vec3A,
+    /// Rotation since the start of the step (world frame: `q = dq * q0`).
+    pub dq: Quat,
+    /// Inverse mass (0 for kinematic bodies).
+    pub inv_mass: f32,
+    /// Inverse inertia in world axes, frozen for the step.
+    pub inv_inertia: Mat3A,
+}
+
+impl SolverBody {
+    /// A body that never moves (stands in for static sides of constraints).
+    pub const FIXED: SolverBody = SolverBody {
+        v: Vec3A::ZERO,
+        w: Vec3A::ZERO,
+        dp: Vec3A::ZERO,
+        dq: Quat::IDENTITY,
+        inv_mass: 0.0,
+        inv_inertia: Mat3A::ZERO,
+    };
+}
+
+/// One point of a contact constraint.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConstraintPoint {
+    /// Anchor relative to body A's centre of mass (world axes, at the start of the step).
+    pub r_a: Vec3A,
+    /// Anchor relative to body B's centre of mass.
+    pub r_b: Vec3A,
+    /// Separation at the start of the step (negative: penetration). The current
+    /// separation is this plus the normal part of the anchors' relative displacement.
+    pub separation: f32,
+    /// Effective mass along the normal.
+    pub normal_mass: f32,
+    /// Effective masses along the two tangents.
+    pub tangent_mass: [f32; 2],
+    /// Accumulated normal impulse (warm started from the previous step).
+    pub normal_impulse: f32,
+    /// Accumulated friction impulses.
+    pub tangent_impulse: [f32; 2],
+    /// Largest normal impulse applied this step (for restitution and events).
+    pub max_normal_impulse: f32,
+    /// Normal relative velocity before impact: at the start of the step, lowered to the
+    /// approach speed seen when the point first touches during the substeps.
+    pub relative_velocity: f32,
+}
+
+/// A contact manifold as the solver sees it.
+#[derive(Clone, Debug)]
+pub struct ContactConstraint {
+    /// Contact id (to store impulses back).
+    pub contact: u32,
+    /// Awake index of body A if it is dynamic (`None`: static, kinematic or asleep).
+    pub body_a: Option<u32>,
+    /// Awake index of body B if it is dynamic.
+    pub body_b: Option<u32>,
+    /// Velocity (linear, angular) of A when it is not dynamic (kinematic bodies move).
+    pub fixed_a: (Vec3A, Vec3A),
+    /// Velocity of B when it is not dynamic.
+    pub fixed_b: (Vec3A, Vec3A),
+    /// World normal from A to B.
+    pub normal: Vec3A,
+    /// Friction directions.
+    pub tangents: [Vec3A; 2],
+    /// Mixed friction coefficient.
+    pub friction: f32,
+    /// Mixed restitution.
+    pub restitution: f32,
+    /// Soft constraint coefficients.
+    pub softness: Softness,
+    /// The points.
+    pub points: ArrayVec<ConstraintPoint, 4>,
+}
+
+/// Any orthonormal pair perpendicular to unit `n` (Duff et al., "Building an orthonormal
+/// basis, revisited", 2017), continuous enough for warm-started friction.
+#[must_use]
+pub fn tangent_basis(n: Vec3A) -> [Vec3A; 2] {
+    let sign = 1.0f32.copysign(n.z);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    [
+        Vec3A::new(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x),
+        Vec3A::new(b, sign + n.y * n.y * a, -n.y),
+    ]
+}
+
+#[inline]
+fn effective_mass(
+    ma: f32,
+    ia: &Mat3A,
+    ra: Vec3A,
+    mb: f32,
+    ib: &Mat3A,
+    rb: Vec3A,
+    dir: Vec3A,
+) -> f32 {
+    let rna = ra.cross(dir);
+    let rnb = rb.cross(dir);
+    let k = ma + mb + rna.dot(*ia * rna) + rnb.dot(*ib * rnb);
+    if k > 0.0 { 1.0 / k } else { 0.0 }
+}
+
+impl ContactConstraint {
+    /// Computes effective masses and start-of-step relative velocities.
+    pub fn prepare(&mut self, a: &SolverBody, b: &SolverBody) {
+        let (va, wa) = self.velocity_a(a);
+        let (vb, wb) = self.velocity_b(b);
+        let n = self.normal;
+        for p in &mut self.points {
+            p.normal_mass = effective_mass(
+                a.inv_mass,
+                &a.inv_inertia,
+                p.r_a,
+                b.inv_mass,
+                &b.inv_inertia,
+                p.r_b,
+                n,
+            );
+            for k in 0..2 {
+                p.tangent_mass[k] = effective_mass(
+                    a.inv_mass,
+                    &a.inv_inertia,
+                    p.r_a,
+                    b.inv_mass,
+                    &b.inv_inertia,
+                    p.r_b,
+                    self.tangents[k],
+                );
+            }
+            let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
+            p.relative_velocity = dv.dot(n);
+            p.max_normal_impulse = 0.0;
+        }
+    }
+
+    #[inline]
+    fn velocity_a(&self, a: &SolverBody) -> (Vec3A, Vec3A) {
+        if self.body_a.is_some() {
+            (a.v, a.w)
+        } else {
+            self.fixed_a
+        }
+    }
+
+    #[inline]
+    fn velocity_b(&self, b: &SolverBody) -> (Vec3A, Vec3A) {
+        if self.body_b.is_some() {
+            (b.v, b.w)
+        } else {
+            self.fixed_b
+        }
+    }
+
+    #[inline]
+    fn apply(a: &mut SolverBody, b: &mut SolverBody, ra: Vec3A, rb: Vec3A, impulse: Vec3A) {
+        a.v -= a.inv_mass * impulse;
+        a.w -= a.inv_inertia * ra.cross(impulse);
+        b.v += b.inv_mass * impulse;
+        b.w += b.inv_inertia * rb.cross(impulse);
+    }
+
+    /// Applies last step's impulses (warm starting).
+    pub fn warm_start(&self, a: &mut SolverBody, b: &mut SolverBody) {
+        for p in &self.points {
+            let impulse = p.normal_impulse * self.normal
+                + p.tangent_impulse[0] * self.tangents[0]
+                + p.tangent_impulse[1] * self.tangents[1];
+            Self::apply(a, b, p.r_a, p.r_b, impulse);
+        }
+    }
+
+    /// One iteration: friction, then the soft normal constraint. With `use_bias` false
+    /// (relax pass) no position correction is applied, only velocity constraints.
+    pub fn solve(
+        &mut self,
+        a: &mut SolverBody,
+        b: &mut SolverBody,
+        inv_h: f32,
+        max_push: f32,
+        use_bias: bool,
+    ) {
+        let n = self.normal;
+        let fa = self.body_a.is_none();
+        let fb = self.body_b.is_none();
+        let (fixed_a, fixed_b) = (self.fixed_a, self.fixed_b);
+        let vel = |a: &SolverBody, b: &SolverBody, ra: Vec3A, rb: Vec3A| {
+            let (va, wa) = if fa { fixed_a } else { (a.v, a.w) };
+            let (vb, wb) = if fb { fixed_b } else { (b.v, b.w) };
+            (vb + wb.cross(rb)) - (va + wa.cross(ra))
+        };
+
+        // Friction first: the normal constraint gets the last word on penetration.
+        for p in &mut self.points {
+            let dv = vel(a, b, p.r_a, p.r_b);
+            let max = self.friction * p.normal_impulse;
+            let vt = [dv.dot(self.tangents[0]), dv.dot(self.tangents[1])];
+            let old = p.tangent_impulse;
+            let mut new = [
+                old[0] - p.tangent_mass[0] * vt[0],
+                old[1] - p.tangent_mass[1] * vt[1],
+            ];
+            let len2 = new[0] * new[0] + new[1] * new[1];
+            if len2 > max * max {
+                // Sliding: Coulomb friction opposes the slip velocity with the full cone
+                // bound (when the slip is clear, see `SLIDING_SPEED`). (Scaling the unclamped vector instead would tilt it when the two
+                // tangent masses differ, leaving friction a few percent short and adding a
+                // spurious torque.)
+                let slip = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+                new = if slip > SLIDING_SPEED {
+                    [-max * vt[0] / slip, -max * vt[1] / slip]
+                } else {
+                    let s = max / len2.sqrt();
+                    [new[0] * s, new[1] * s]
+                };
+            }
+            p.tangent_impulse = new;
+            let impulse =
+                (new[0] - old[0]) * self.tangents[0] + (new[1] - old[1]) * self.tangents[1];
+            Self::apply(a, b, p.r_a, p.r_b, impulse);
+        }
+
+        for p in &mut self.points {
+            // Current separation from the bodies' motion during this step.
+            // Fixed sides pass `SolverBody::FIXED` (no displacement).
+            let d = (b.dp - a.dp) + (b.dq * p.r_b - p.r_b) - (a.dq * p.r_a - p.r_a);
+            let s = d.dot(n) + p.separation;
+            let (bias, mass_scale, impulse_scale) = if s > 0.0 {
+                // Speculative: close the gap in one substep, no more.
+                (s * inv_h, 1.0, 0.0)
+            } else if use_bias {
+                (
+                    (self.softness.bias_rate * s).max(-max_push),
+                    self.softness.mass_scale,
+                    self.softness.impulse_scale,
+                )
+            } else {
+                (0.0, 1.0, 0.0)
+            };
+            let vn = vel(a, b, p.r_a, p.r_b).dot(n);
+            let lambda =
+                -p.normal_mass * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
+            let new = (p.normal_impulse + lambda).max(0.0);
+            if use_bias && new > 0.0 {
+                // The approach speed at the moment the point starts pushing (for
+                // restitution): the start-of-step value misses the gravity gained during
+                // the step before the hit.
+                p.relative_velocity = p.relative_velocity.min(vn);
+            }
+            let delta = new - p.normal_impulse;
+            p.normal_impulse = new;
+            p.max_normal_impulse = p.max_normal_impulse.max(new);
+            Self::apply(a, b, p.r_a, p.r_b, delta * n);
+        }
+    }
+
+    /// Restitution pass: points that hit faster than `threshold` bounce back with
+    /// `restitution` times their approach speed.
+    pub fn apply_restitution(&mut self, a: &mut SolverBody, b: &mut SolverBody, threshold: f32) {
+        if self.restitution == 0.0 {
+            return;
+        }
+        let n = self.normal;
+        let fa = self.body_a.is_none();
+        let fb = self.body_b.is_none();
+        for p in &mut self.points {
+            if p.relative_velocity > -threshold || p.max_normal_impulse == 0.0 {
+                continue;
+            }
+            let (va, wa) = if fa { self.fixed_a } else { (a.v, a.w) };
+            let (vb, wb) = if fb { self.fixed_b } else { (b.v, b.w) };
+            let vn = ((vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a))).dot(n);
+            let lambda = -p.normal_mass * (vn + self.restitution * p.relative_velocity);
+            let new = (p.normal_impulse + lambda).max(0.0);
+            let delta = new - p.normal_impulse;
+            p.normal_impulse = new;
+            p.max_normal_impulse = p.max_normal_impulse.max(new);
+            Self::apply(a, b, p.r_a, p.r_b, delta * n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tangent_basis_is_orthonormal() {
+        for n in [
+            Vec3A::X,
+            Vec3A::Y,
+            -Vec3A::Z,
+            Vec3A::new(1.0, 2.0, -3.0).normalize(),
+        ] {
+            let [t1, t2] = tangent_basis(n);
+            assert!(t1.dot(n).abs() < 1e-6 && t2.dot(n).abs() < 1e-6 && t1.dot(t2).abs() < 1e-6);
+            assert!((t1.length() - 1.0).abs() < 1e-5 && (t2.length() - 1.0).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn soft_constraint_limits() {
+        // hertz 0 is a rigid constraint; a stiff spring approaches rigid.
+        let rigid = Softness::new(0.0, 1.0, 1.0 / 240.0);
+        assert_eq!(rigid.mass_scale, 1.0);
+        let s = Softness::new(30.0, 10.0, 1.0 / 240.0);
+        assert!(s.mass_scale > 0.0 && s.mass_scale < 1.0);
+        assert!(
+            (s.mass_scale + s.impulse_scale - 1.0).abs() < 1e-6,
+            "a2*a3 + a3 = 1"
+        );
+    }
+}

@@ -1,0 +1,673 @@
+//! The user's surface: one `World` owning bodies, broad phase, contacts and events.
+//!
+//! The world validates every request before it changes anything (a refused call leaves
+//! the world exactly as it was) and hands its parts to the pipeline stages.
+
+use joule_jobs::JobSystem;
+
+use crate::aabb::Aabb;
+use crate::body::{
+    AWAKE_SET, Bodies, Body, BodyDesc, BodyId, BodySim, MotionQuality, MotionType, STATIC_SET,
+    validate_position, validate_rotation, validate_vector,
+};
+use crate::broad_phase::{BroadPhase, ProxyKind};
+use crate::contact::{ContactInfo, ContactManager, MaterialMixing};
+use crate::error::PhysicsError;
+use crate::events::Events;
+use crate::filter::{ExclusionList, LayerTable};
+use crate::island::{self, IslandScratch, SleepEvent, SleepSettings};
+use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
+use crate::pipeline::{self, CollisionSettings};
+use crate::query::{self, QueryFilter, RayHit};
+use crate::shape::ShapeKind;
+use crate::solver::{self, SolverScratch, SolverSettings};
+
+/// World settings. `Default` gives Earth gravity along -Y, one object layer, a 2 cm
+/// speculative contact margin and a 10 cm broad-phase margin.
+#[derive(Clone, Debug)]
+pub struct WorldDesc {
+    /// Gravity acceleration (m/s²).
+    pub gravity: Vec3,
+    /// Which object layers collide.
+    pub layers: LayerTable,
+    /// Contacts are created for shapes closer than this (speculative contacts), in metres.
+    pub contact_margin: f32,
+    /// How much broad-phase boxes are fattened, in metres.
+    pub broad_phase_margin: f32,
+    /// Whether `Persist` contact events are reported every step for touching pairs.
+    pub report_persist_events: bool,
+    /// Solver settings (substeps, contact softness, restitution threshold).
+    pub solver: SolverSettings,
+    /// Sleep settings.
+    pub sleep: SleepSettings,
+}
+
+impl Default for WorldDesc {
+    fn default() -> Self {
+        Self {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            layers: LayerTable::default(),
+            contact_margin: 0.02,
+            broad_phase_margin: 0.1,
+            report_persist_events: true,
+            solver: SolverSettings::default(),
+            sleep: SleepSettings::default(),
+        }
+    }
+}
+
+/// FNV-1a over 32-bit words, finished with a SplitMix64 mix: stable across platforms and
+/// releases (unlike `std`'s `DefaultHasher`, which is allowed to change).
+struct StateHasher(u64);
+
+impl StateHasher {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        for byte in x.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// A physics world.
+pub struct World {
+    pub(crate) desc: WorldDesc,
+    pub(crate) jobs: JobSystem,
+    pub(crate) bodies: Bodies,
+    pub(crate) broad_phase: BroadPhase,
+    pub(crate) contacts: ContactManager,
+    pub(crate) exclusions: ExclusionList,
+    pub(crate) mixing: MaterialMixing,
+    pub(crate) events: Events,
+    pub(crate) scratch: pipeline::Scratch,
+    pub(crate) solver_scratch: SolverScratch,
+    pub(crate) island_scratch: IslandScratch,
+    pub(crate) sleep_events: Vec<SleepEvent>,
+    pub(crate) step_count: u64,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("bodies", &self.bodies.len())
+            .field("contacts", &self.contacts.len())
+            .finish()
+    }
+}
+
+impl World {
+    /// A world that runs its work on `jobs`.
+    #[must_use]
+    pub fn new(desc: WorldDesc, jobs: JobSystem) -> World {
+        let mut broad_phase = BroadPhase::new();
+        broad_phase.margin = desc.broad_phase_margin;
+        World {
+            desc,
+            jobs,
+            bodies: Bodies::default(),
+            broad_phase,
+            contacts: ContactManager::default(),
+            exclusions: ExclusionList::default(),
+            mixing: MaterialMixing,
+            events: Events::default(),
+            scratch: pipeline::Scratch::default(),
+            solver_scratch: SolverScratch::default(),
+            island_scratch: IslandScratch::default(),
+            sleep_events: Vec::new(),
+            step_count: 0,
+        }
+    }
+
+    /// The job system the world runs on.
+    #[must_use]
+    pub fn jobs(&self) -> &JobSystem {
+        &self.jobs
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn desc(&self) -> &WorldDesc {
+        &self.desc
+    }
+
+    /// Creates a body. Every field is validated first; on error nothing is created.
+    pub fn create_body(&mut self, desc: &BodyDesc) -> Result<BodyId, PhysicsError> {
+        validate_position(desc.position)?;
+        validate_rotation(desc.rotation)?;
+        validate_vector(desc.linear_velocity)?;
+        validate_vector(desc.angular_velocity)?;
+        let material_ok = desc.friction.is_finite()
+            && desc.friction >= 0.0
+            && (0.0..=1.0).contains(&desc.restitution)
+            && desc.linear_damping.is_finite()
+            && desc.linear_damping >= 0.0
+            && desc.angular_damping.is_finite()
+            && desc.angular_damping >= 0.0
+            && desc.gravity_scale.is_finite()
+            && desc.max_linear_speed > 0.0
+            && desc.max_angular_speed > 0.0;
+        if !material_ok {
+            return Err(PhysicsError::InvalidMaterial);
+        }
+        if desc.layer >= self.desc.layers.count() {
+            return Err(PhysicsError::InvalidLayer(desc.layer));
+        }
+        let is_half_space = desc.shape.kind() == ShapeKind::HalfSpace;
+        if is_half_space && desc.motion_type != MotionType::Static {
+            return Err(PhysicsError::InfiniteShapeOnMovingBody);
+        }
+        let (mass, local_center, inv_inertia) = if desc.motion_type == MotionType::Dynamic {
+            if !(desc.density.is_finite() && desc.density > 0.0) {
+                return Err(PhysicsError::NonPositiveDensity);
+            }
+            let mp = desc.shape.mass_properties(desc.density)?;
+            let inv = mp.inertia.inverse();
+            if !(mp.mass > 0.0 && mp.mass.is_finite() && inv.is_finite()) {
+                return Err(PhysicsError::NonPositiveDensity);
+            }
+            (mp.mass, mp.center_of_mass, inv)
+        } else {
+            (0.0, Vec3A::ZERO, Mat3A::ZERO)
+        };
+
+        let transform = Isometry::new(desc.position.into(), desc.rotation.normalize());
+        let center = transform.transform_point(local_center);
+        let moving = desc.motion_type != MotionType::Static;
+        let body = Body {
+            generation: 0,
+            alive: true,
+            set: 0,
+            local: 0,
+            motion_type: desc.motion_type,
+            shape: desc.shape.clone(),
+            local_center,
+            mass,
+            friction: desc.friction,
+            restitution: desc.restitution,
+            linear_damping: desc.linear_damping,
+            angular_damping: desc.angular_damping,
+            gravity_scale: desc.gravity_scale,
+            max_linear_speed: desc.max_linear_speed,
+            max_angular_speed: desc.max_angular_speed,
+            is_sensor: desc.is_sensor,
+            layer: desc.layer,
+            filter: desc.filter,
+            allow_sleep: desc.allow_sleep,
+            motion_quality: desc.motion_quality,
+            user_data: desc.user_data,
+            proxy: None,
+            sleep_time: 0.0,
+            force: Vec3A::ZERO,
+            torque: Vec3A::ZERO,
+        };
+        let sim = BodySim {
+            transform,
+            center,
+            center0: center,
+            linear_velocity: if moving {
+                desc.linear_velocity.into()
+            } else {
+                Vec3A::ZERO
+            },
+            angular_velocity: if moving {
+                desc.angular_velocity.into()
+            } else {
+                Vec3A::ZERO
+            },
+            inv_mass: if mass > 0.0 { 1.0 / mass } else { 0.0 },
+            inv_inertia_local: inv_inertia,
+            local_center,
+            body: 0,
+        };
+        let set = if moving { AWAKE_SET } else { STATIC_SET };
+        let id = self.bodies.insert(body, sim, set)?;
+        let aabb = desc.shape.world_aabb(&transform);
+        let kind = if moving {
+            ProxyKind::Moving
+        } else {
+            ProxyKind::Static
+        };
+        let proxy = self.broad_phase.create_proxy(aabb, id.index(), kind);
+        self.bodies.bodies[id.index() as usize].proxy = Some(proxy);
+        Ok(id)
+    }
+
+    /// Removes a body and its contacts (an `End` event is reported for each touching one).
+    /// A stale id (removed twice) is an error and changes nothing.
+    pub fn remove_body(&mut self, id: BodyId) -> Result<(), PhysicsError> {
+        self.bodies.get(id)?;
+        for c in self.contacts.contacts_of(id.index()) {
+            let other = {
+                let c = &self.contacts.contacts[c as usize];
+                if c.body_a == id.index() {
+                    c.body_b
+                } else {
+                    c.body_a
+                }
+            };
+            island::wake_body(&mut self.bodies, other, &mut self.sleep_events);
+            let removed = self.contacts.destroy(c);
+            pipeline::report_removed_contact(&removed, &mut self.events);
+        }
+        self.exclusions.remove_body(id);
+        let body = self.bodies.remove(id)?;
+        if let Some(proxy) = body.proxy {
+            self.broad_phase.destroy_proxy(proxy);
+        }
+        Ok(())
+    }
+
+    /// Whether `id` names a live body.
+    #[must_use]
+    pub fn contains(&self, id: BodyId) -> bool {
+        self.bodies.get(id).is_ok()
+    }
+
+    /// Number of live bodies.
+    #[must_use]
+    pub fn body_count(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Number of live contacts (pairs whose broad-phase boxes overlap).
+    #[must_use]
+    pub fn contact_count(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// Position of the body's origin.
+    pub fn position(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.transform.translation.into())
+    }
+
+    /// Orientation.
+    pub fn rotation(&self, id: BodyId) -> Result<Quat, PhysicsError> {
+        Ok(self.bodies.sim(id)?.transform.rotation)
+    }
+
+    /// Pose of the body's origin.
+    pub fn transform(&self, id: BodyId) -> Result<Isometry, PhysicsError> {
+        Ok(self.bodies.sim(id)?.transform)
+    }
+
+    /// World position of the centre of mass.
+    pub fn center_of_mass(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.center.into())
+    }
+
+    /// Linear velocity of the centre of mass.
+    pub fn linear_velocity(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.linear_velocity.into())
+    }
+
+    /// Angular velocity (world axes).
+    pub fn angular_velocity(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.angular_velocity.into())
+    }
+
+    /// Motion type.
+    pub fn motion_type(&self, id: BodyId) -> Result<MotionType, PhysicsError> {
+        Ok(self.bodies.get(id)?.motion_type)
+    }
+
+    /// Mass in kg (0 for static and kinematic bodies).
+    pub fn mass(&self, id: BodyId) -> Result<f32, PhysicsError> {
+        Ok(self.bodies.get(id)?.mass)
+    }
+
+    /// Tunnelling protection of the body.
+    pub fn motion_quality(&self, id: BodyId) -> Result<MotionQuality, PhysicsError> {
+        Ok(self.bodies.get(id)?.motion_quality)
+    }
+
+    /// The user data given at creation.
+    pub fn user_data(&self, id: BodyId) -> Result<u64, PhysicsError> {
+        Ok(self.bodies.get(id)?.user_data)
+    }
+
+    /// Moves a body (teleport). Its broad-phase box is updated at once.
+    pub fn set_position(&mut self, id: BodyId, position: Vec3) -> Result<(), PhysicsError> {
+        validate_position(position)?;
+        let rotation = self.bodies.sim(id)?.transform.rotation;
+        self.set_transform(id, position, rotation)
+    }
+
+    /// Rotates a body in place.
+    pub fn set_rotation(&mut self, id: BodyId, rotation: Quat) -> Result<(), PhysicsError> {
+        validate_rotation(rotation)?;
+        let position = self.bodies.sim(id)?.transform.translation.into();
+        self.set_transform(id, position, rotation)
+    }
+
+    /// Sets position and rotation together.
+    pub fn set_transform(
+        &mut self,
+        id: BodyId,
+        position: Vec3,
+        rotation: Quat,
+    ) -> Result<(), PhysicsError> {
+        validate_position(position)?;
+        validate_rotation(rotation)?;
+        let body = self.bodies.get(id)?;
+        let local_center = body.local_center;
+        let proxy = body.proxy;
+        let shape = body.shape.clone();
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let sim = self.bodies.sim_mut(id)?;
+        let old = sim.center;
+        sim.transform = Isometry::new(position.into(), rotation.normalize());
+        sim.center = sim.transform.transform_point(local_center);
+        sim.center0 = sim.center;
+        let displacement = sim.center - old;
+        let aabb = shape.world_aabb(&sim.transform);
+        if let Some(proxy) = proxy {
+            self.broad_phase.update_proxy(proxy, aabb, displacement);
+        }
+        Ok(())
+    }
+
+    /// Sets the linear velocity of a moving body.
+    pub fn set_linear_velocity(&mut self, id: BodyId, v: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(v)?;
+        self.require_moving(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.sim_mut(id)?.linear_velocity = v.into();
+        Ok(())
+    }
+
+    /// Sets the angular velocity of a moving body.
+    pub fn set_angular_velocity(&mut self, id: BodyId, w: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(w)?;
+        self.require_moving(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.sim_mut(id)?.angular_velocity = w.into();
+        Ok(())
+    }
+
+    fn require_moving(&self, id: BodyId) -> Result<(), PhysicsError> {
+        if self.bodies.get(id)?.motion_type == MotionType::Static {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        Ok(())
+    }
+
+    /// The world-space bounding box of a body's shape.
+    pub fn body_aabb(&self, id: BodyId) -> Result<Aabb, PhysicsError> {
+        let b = self.bodies.get(id)?;
+        Ok(b.shape.world_aabb(&self.bodies.sim(id)?.transform))
+    }
+
+    /// Never lets `a` and `b` collide (any existing contact ends at the next update).
+    pub fn exclude_pair(&mut self, a: BodyId, b: BodyId) -> Result<(), PhysicsError> {
+        self.bodies.get(a)?;
+        self.bodies.get(b)?;
+        self.exclusions.insert(a, b);
+        if let Some(c) = self.contacts.find(a.index(), b.index()) {
+            let removed = self.contacts.destroy(c);
+            pipeline::report_removed_contact(&removed, &mut self.events);
+        }
+        Ok(())
+    }
+
+    /// Lets an excluded pair collide again.
+    pub fn include_pair(&mut self, a: BodyId, b: BodyId) -> Result<(), PhysicsError> {
+        self.bodies.get(a)?;
+        self.bodies.get(b)?;
+        self.exclusions.remove(a, b);
+        // The pair is found again when one of them next leaves its fat box; make that now.
+        self.broad_phase
+            .touch_proxy(self.bodies.get(a)?.proxy.expect("live bodies have proxies"));
+        Ok(())
+    }
+
+    /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.
+    /// Panics if `dt` is not finite and positive (a programming error).
+    pub fn step(&mut self, dt: f32) {
+        assert!(
+            dt.is_finite() && dt > 0.0,
+            "World::step: dt must be finite and positive, got {dt}"
+        );
+        self.sleep_events.clear();
+        self.collide();
+        island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
+        solver::solve(
+            &self.jobs,
+            &mut self.bodies,
+            &mut self.contacts,
+            self.desc.gravity.into(),
+            dt,
+            &self.desc.solver,
+            &mut self.solver_scratch,
+        );
+        for b in &mut self.bodies.bodies {
+            b.force = Vec3A::ZERO;
+            b.torque = Vec3A::ZERO;
+        }
+        island::update_sleep(
+            &mut self.bodies,
+            &self.contacts,
+            &self.desc.sleep,
+            dt,
+            &mut self.island_scratch,
+            &mut self.sleep_events,
+        );
+        self.sleep_events.sort_by_key(|e| (e.body, e.asleep));
+        self.step_count += 1;
+    }
+
+    /// Sleep and wake events of the last step, ordered by body.
+    #[must_use]
+    pub fn sleep_events(&self) -> &[SleepEvent] {
+        &self.sleep_events
+    }
+
+    /// Whether the body is asleep.
+    pub fn is_sleeping(&self, id: BodyId) -> Result<bool, PhysicsError> {
+        Ok(self.bodies.get(id)?.set >= crate::body::FIRST_SLEEPING_SET)
+    }
+
+    /// Number of awake moving bodies (the ones a step costs time for).
+    #[must_use]
+    pub fn awake_body_count(&self) -> usize {
+        self.bodies.awake().len()
+    }
+
+    /// Wakes the body's island if it sleeps.
+    pub fn wake_up(&mut self, id: BodyId) -> Result<(), PhysicsError> {
+        self.bodies.get(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        Ok(())
+    }
+
+    /// Adds a force (N) at the centre of mass, applied during the next step.
+    pub fn add_force(&mut self, id: BodyId, force: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(force)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.force += Vec3A::from(force);
+        Ok(())
+    }
+
+    /// Adds a torque (N·m), applied during the next step.
+    pub fn add_torque(&mut self, id: BodyId, torque: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(torque)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.torque += Vec3A::from(torque);
+        Ok(())
+    }
+
+    /// Applies an impulse (N·s) at the centre of mass: changes the velocity at once.
+    pub fn apply_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(impulse)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let sim = self.bodies.sim_mut(id)?;
+        sim.linear_velocity += sim.inv_mass * Vec3A::from(impulse);
+        Ok(())
+    }
+
+    /// Applies an impulse at a world point: changes linear and angular velocity at once.
+    pub fn apply_impulse_at(
+        &mut self,
+        id: BodyId,
+        impulse: Vec3,
+        point: Vec3,
+    ) -> Result<(), PhysicsError> {
+        validate_vector(impulse)?;
+        validate_position(point)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let sim = self.bodies.sim_mut(id)?;
+        let j = Vec3A::from(impulse);
+        sim.linear_velocity += sim.inv_mass * j;
+        let r = Vec3A::from(point) - sim.center;
+        sim.angular_velocity += sim.inv_inertia_world() * r.cross(j);
+        Ok(())
+    }
+
+    fn require_dynamic(&self, id: BodyId) -> Result<(), PhysicsError> {
+        if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        Ok(())
+    }
+
+    /// Runs the collision pipeline (broad phase update, pair finding, narrow phase,
+    /// events) without moving anything. The step runs the same stages.
+    pub fn update_collisions(&mut self) {
+        self.collide();
+        island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
+    }
+
+    fn collide(&mut self) {
+        self.events.clear();
+        let settings = CollisionSettings {
+            margin: self.desc.contact_margin,
+            report_persist: self.desc.report_persist_events,
+        };
+        pipeline::update_broad_phase(
+            &self.jobs,
+            &mut self.bodies,
+            &mut self.broad_phase,
+            &mut self.scratch,
+        );
+        pipeline::find_new_contacts(
+            &self.jobs,
+            &self.bodies,
+            &mut self.broad_phase,
+            &mut self.contacts,
+            &self.exclusions,
+            &self.desc.layers,
+            &self.mixing,
+            &mut self.scratch,
+        );
+        pipeline::update_contacts(
+            &self.jobs,
+            &self.bodies,
+            &self.broad_phase,
+            &mut self.contacts,
+            &settings,
+        );
+        pipeline::finish_contacts(&mut self.contacts, &settings, &mut self.events);
+        self.events.sort();
+    }
+
+    /// The closest body hit by the ray from `origin` along `direction` (whose length is
+    /// the ray's length), if any.
+    pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
+        if !origin.is_finite() || !direction.is_finite() {
+            return None;
+        }
+        query::cast_ray_closest(
+            &self.bodies,
+            &self.broad_phase,
+            origin.into(),
+            direction.into(),
+            filter,
+        )
+    }
+
+    /// Every body hit by the ray, closest first.
+    #[must_use]
+    pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
+        let mut out = Vec::new();
+        if origin.is_finite() && direction.is_finite() {
+            query::cast_ray_all(
+                &self.bodies,
+                &self.broad_phase,
+                origin.into(),
+                direction.into(),
+                filter,
+                &mut out,
+            );
+        }
+        out
+    }
+
+    /// Bodies whose bounding boxes overlap `aabb`, ordered by id.
+    #[must_use]
+    pub fn overlap_aabb(&self, aabb: &Aabb, filter: &QueryFilter) -> Vec<BodyId> {
+        let mut out = Vec::new();
+        query::overlap_aabb(&self.bodies, &self.broad_phase, aabb, filter, &mut out);
+        out
+    }
+
+    /// A hash of every live body's state (id, position, rotation, velocities), in id
+    /// order. Equal hashes mean bit-identical states; compare across thread counts, runs
+    /// or a snapshot and its restore.
+    #[must_use]
+    pub fn state_hash(&self) -> u64 {
+        let mut h = StateHasher::new();
+        for (index, b) in self.bodies.bodies.iter().enumerate() {
+            if !b.alive {
+                continue;
+            }
+            let sim = self.bodies.sim_of(index as u32);
+            h.write_u32(index as u32);
+            h.write_u32(b.generation);
+            h.write_u32(b.set.min(2));
+            let t = sim.transform.translation;
+            let q = sim.transform.rotation;
+            for v in [t.x, t.y, t.z, q.x, q.y, q.z, q.w] {
+                h.write_u32(v.to_bits());
+            }
+            let (v, w) = (sim.linear_velocity, sim.angular_velocity);
+            for x in [v.x, v.y, v.z, w.x, w.y, w.z] {
+                h.write_u32(x.to_bits());
+            }
+        }
+        h.finish()
+    }
+
+    /// Events of the last update, in a deterministic order.
+    #[must_use]
+    pub fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// Every live contact with at least one manifold point, ordered by body ids.
+    #[must_use]
+    pub fn contacts(&self) -> Vec<ContactInfo> {
+        let mut out: Vec<ContactInfo> = self
+            .contacts
+            .contacts
+            .iter()
+            .filter(|c| c.alive && !c.manifold.points.is_empty())
+            .map(|c| pipeline::contact_info(&self.bodies, c))
+            .collect();
+        out.sort_by_key(|c| (c.body_a, c.body_b));
+        out
+    }
+}

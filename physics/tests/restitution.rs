@@ -1,0 +1,94 @@
+//! Restitution: bounce heights and an elastic head-on collision.
+
+mod common;
+
+use common::{DT, ground, world};
+use joule_physics::body::BodyDesc;
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+use joule_physics::world::WorldDesc;
+
+fn rebound_height(e: f32) -> f32 {
+    // Dropped from rest with its bottom at 2 m; the first bounce apex of the bottom.
+    // Energy: v_impact = sqrt(2 g h), v_out = e v_impact, apex = e^2 h.
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    let r = 0.5;
+    let b = w
+        .create_body(&BodyDesc {
+            restitution: e,
+            ..BodyDesc::dynamic(Shape::sphere(r).unwrap(), Vec3::new(0.0, 2.0 + r, 0.0))
+        })
+        .unwrap();
+    let mut bounced = false;
+    let mut apex = 0.0f32;
+    for _ in 0..240 {
+        w.step(DT);
+        let v = w.linear_velocity(b).unwrap().y;
+        let y = w.position(b).unwrap().y - r;
+        if v > 0.0 {
+            bounced = true;
+        }
+        if bounced {
+            apex = apex.max(y);
+            if v < 0.0 {
+                break;
+            }
+        }
+    }
+    assert!(bounced, "the sphere bounced (e = {e})");
+    apex
+}
+
+#[test]
+fn bounce_height_is_e_squared_times_drop_height() {
+    for e in [0.3f32, 0.5, 0.8] {
+        let apex = rebound_height(e);
+        let expected = e * e * 2.0;
+        assert!(
+            (apex - expected).abs() < 0.1,
+            "e = {e}: apex {apex}, expected {expected}"
+        );
+    }
+    let apex = rebound_height(1.0);
+    assert!(
+        (apex - 2.0).abs() < 0.02 * 2.0,
+        "e = 1: apex {apex}, expected 2"
+    );
+}
+
+#[test]
+fn equal_spheres_meeting_head_on_with_e_1_swap_velocities() {
+    // Equal masses, perfectly elastic: velocities are exchanged (momentum and energy).
+    let mut w = common::world_with(
+        WorldDesc {
+            gravity: Vec3::ZERO,
+            ..WorldDesc::default()
+        },
+        1,
+    );
+    let s = Shape::sphere(0.5).unwrap();
+    let a = w
+        .create_body(&BodyDesc {
+            restitution: 1.0,
+            linear_velocity: Vec3::new(3.0, 0.0, 0.0),
+            ..BodyDesc::dynamic(s.clone(), Vec3::new(-2.0, 0.0, 0.0))
+        })
+        .unwrap();
+    let b = w
+        .create_body(&BodyDesc {
+            restitution: 1.0,
+            linear_velocity: Vec3::new(-1.0, 0.0, 0.0),
+            ..BodyDesc::dynamic(s, Vec3::new(2.0, 0.0, 0.0))
+        })
+        .unwrap();
+    for _ in 0..120 {
+        w.step(DT);
+    }
+    let (va, vb) = (w.linear_velocity(a).unwrap(), w.linear_velocity(b).unwrap());
+    assert!(
+        (va - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-3,
+        "va = {va}"
+    );
+    assert!((vb - Vec3::new(3.0, 0.0, 0.0)).length() < 1e-3, "vb = {vb}");
+}

@@ -1,0 +1,43 @@
+//! Resting, stacking and pyramids: stability over time, and sleeping.
+
+mod common;
+
+use common::{DT, cube, ground, run, world};
+use joule_physics::math::Vec3;
+
+#[test]
+fn a_resting_box_stays_within_a_millimetre_and_falls_asleep() {
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    let mut max_dev = 0.0f32;
+    for _ in 0..300 {
+        w.step(DT);
+        max_dev = max_dev.max((w.position(b).unwrap().y - 0.5).abs());
+    }
+    assert!(max_dev < 1e-3, "box moved {max_dev} m from rest");
+    assert!(
+        w.is_sleeping(b).unwrap(),
+        "a resting box sleeps after 0.5 s of rest"
+    );
+    assert_eq!(w.awake_body_count(), 0);
+}
+
+#[test]
+#[ignore = "issue 6 open: soft contacts (30 Hz, 4 substeps) sag 2.8 cm over a 10-box stack; needs stiffer stacking"]
+fn a_ten_box_stack_stands_ten_seconds_and_sleeps() {
+    let mut w = world(2);
+    ground(&mut w, 0.5);
+    let boxes: Vec<_> = (0..10)
+        .map(|i| cube(&mut w, 0.5, Vec3::new(0.0, 0.5 + i as f32, 0.0)))
+        .collect();
+    let top = *boxes.last().unwrap();
+    let start = w.position(top).unwrap();
+    run(&mut w, 600);
+    let drift = (w.position(top).unwrap() - start).length();
+    assert!(drift < 0.01, "top box drifted {drift} m");
+    assert!(
+        boxes.iter().all(|&b| w.is_sleeping(b).unwrap()),
+        "the stack sleeps"
+    );
+}
