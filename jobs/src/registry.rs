@@ -584,11 +584,23 @@ impl Ctx<'_> {
     pub(crate) fn wait_until(&self, target: &impl WaitTarget) {
         let registry = self.registry();
         let parker = self.parker();
+        // A waiter sleeps in the idle set like a worker, so a pusher's `notify_one` may pick
+        // it. If it then leaves (its target was set) without running a job, the wake-up the
+        // push paid for would be lost and the job stranded while workers sleep: it owes that
+        // wake-up and passes it on when it leaves (found by the loom model
+        // `wait_until_forwarding_the_wakeup_runs_the_job`).
+        let mut owed = false;
+        let leave = |owed: bool| {
+            if owed {
+                registry.idle.notify_one();
+            }
+        };
         loop {
             if target.is_set() {
-                return;
+                return leave(owed);
             }
             if let Some(job) = self.find_work() {
+                owed = false;
                 self.execute(job);
                 continue;
             }
@@ -597,7 +609,7 @@ impl Ctx<'_> {
             while !backoff.is_completed() {
                 backoff.snooze();
                 if target.is_set() {
-                    return;
+                    return leave(owed);
                 }
                 if self.has_work() {
                     found = true;
@@ -608,13 +620,14 @@ impl Ctx<'_> {
                 continue;
             }
             if !target.prepare_sleep(parker) {
-                return;
+                return leave(owed);
             }
             registry.idle.announce(parker);
             if !target.is_set() && !self.has_work() {
                 parker.park();
             }
-            registry.idle.cancel(parker);
+            // Not listed any more: a pusher picked us for its job.
+            owed |= !registry.idle.cancel(parker);
             target.finish_sleep(parker);
         }
     }
