@@ -356,13 +356,13 @@ fn counter_model(at: usize, slept: &Seen, recheck: bool) {
 }
 
 /// `Ctx::wait_until` (registry.rs) with a latch target and the injector as the only queue,
-/// step for step (the spinning phase left out). With `forward`, it applies the fix
-/// proposed for the lost wake-up shown by `wait_until_strands_a_job_today`: a waiter that
-/// was picked by a pusher's `notify_one` (its `cancel` finds it already removed) owes that
-/// wake-up until it runs a job; if it leaves the wait still owing it, it passes it on
-/// with `notify_one`. (Passing it on only when the latch is already set right after
-/// `cancel` is not enough: the latch may be set a moment later, before the loop's
-/// `is_set` check returns; loom finds that with 3 preemptions.)
+/// step for step (the spinning phase left out). A waiter that was picked by a pusher's
+/// `notify_one` (its `cancel` finds it already removed) owes that wake-up until it runs a
+/// job; if it leaves the wait still owing it, it passes it on with `notify_one`. Without
+/// `forward` it does not, as registry.rs did before that was added (the lost wake-up of
+/// `wait_and_spawn_model`). Passing it on only when the latch is already set right after
+/// `cancel` is not enough either: the latch may be set a moment later, before the loop's
+/// `is_set` check returns; loom finds that with 3 preemptions.
 fn wait_until_latch(
     latch: &Latch<Arc<Parker>>,
     parker: &Arc<Parker>,
@@ -418,11 +418,11 @@ fn worker_loop(idle: &IdleSet, parker: &Arc<Parker>, queue: &Injector, terminate
 
 /// A worker W sleeps; the main thread M waits on a latch and sleeps too (announced last);
 /// an outside thread X spawns a job (injector + `notify_one`) and then sets M's latch.
-/// `notify_one` pops the newest sleeper, M, whose latch is set by the time it wakes, so
-/// M returns from the wait without running the job, and W sleeps on: the one wake-up the
-/// push paid for is lost. M then waits for the job to run without helping (it goes on
-/// with other work in a game), and the model deadlocks. After the check, the model shuts
-/// the worker down as `Handle::drop` does.
+/// `notify_one` pops the newest sleeper, M, whose latch is set by the time it wakes. If M
+/// returned from the wait without running the job or passing the wake-up on, W would sleep
+/// on: the one wake-up the push paid for would be lost. M then waits for the job to run
+/// without helping (it goes on with other work in a game), so a lost wake-up deadlocks
+/// the model. After the check, the model shuts the worker down as `Handle::drop` does.
 fn wait_and_spawn_model(name: &str, tally: &'static Tally, forward: bool) {
     // 3 preemptions: a weaker fix (pass the wake-up on only when the latch is already set
     // right after `cancel`) still loses it, and loom needs 3 to show that.
@@ -468,16 +468,8 @@ fn wait_and_spawn_model(name: &str, tally: &'static Tally, forward: bool) {
     });
 }
 
-/// The lost wake-up in `Ctx::wait_until` as written today: deadlocks (see the report and
-/// `wait_and_spawn_model`). Run with `--ignored` to see it.
-#[test]
-#[ignore = "fails until Ctx::wait_until forwards a notify_one it was picked for but did not use"]
-fn wait_until_strands_a_job_today() {
-    static TALLY: Tally = Tally::new();
-    wait_and_spawn_model("wait_until_strands_a_job_today", &TALLY, false);
-}
-
-/// The same scenario with the proposed fix: no job is stranded.
+/// The waiter passes on a wake-up it was picked for but did not use: the spawned job runs
+/// although the main thread does not help (this is `Ctx::wait_until` as written).
 #[test]
 fn wait_until_forwarding_the_wakeup_runs_the_job() {
     static TALLY: Tally = Tally::new();
@@ -486,4 +478,18 @@ fn wait_until_forwarding_the_wakeup_runs_the_job() {
         &TALLY,
         true,
     );
+}
+
+/// Without the forwarding (`Ctx::wait_until` before it was added), the model finds the
+/// lost wake-up: it deadlocks (checked in a child process).
+#[test]
+fn wait_until_without_forwarding_strands_a_job() {
+    assert_deadlocks("child_wait_until_without_forwarding");
+}
+
+#[test]
+#[ignore = "must deadlock; run in a child process by wait_until_without_forwarding_strands_a_job"]
+fn child_wait_until_without_forwarding() {
+    static TALLY: Tally = Tally::new();
+    wait_and_spawn_model("child_wait_until_without_forwarding", &TALLY, false);
 }
