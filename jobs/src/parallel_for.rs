@@ -70,7 +70,81 @@ where
     }
 }
 
+/// A slice cut into chunks that participants claim by index through a `ChunkClaimer`.
+struct ClaimedChunks<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    chunk: usize,
+    _marker: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: the only access is `chunk_mut`, whose contract (each index claimed once) makes
+// the `&mut [T]` it hands to different threads disjoint; that needs `T: Send`.
+unsafe impl<T: Send> Sync for ClaimedChunks<'_, T> {}
+
+impl<'a, T> ClaimedChunks<'a, T> {
+    fn new(data: &'a mut [T], chunk: usize) -> Self {
+        Self {
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+            chunk,
+            _marker: std::marker::PhantomData,
+        }
+    }
+
+    /// Chunk `i`.
+    ///
+    /// # Safety
+    /// Each index may be passed once in the lifetime of `self` (a `ChunkClaimer` claims
+    /// each index once), so no two returned slices overlap.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn chunk_mut(&self, i: usize) -> &'a mut [T] {
+        let start = i * self.chunk;
+        assert!(start < self.len, "chunk index out of range");
+        let n = self.chunk.min(self.len - start);
+        // SAFETY: `start + n <= len`, the slice is exclusively borrowed for 'a, and per the
+        // contract no other live reference covers this chunk.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), n) }
+    }
+}
+
 impl JobSystem {
+    /// Like [`parallel_for`](Self::parallel_for) over a mutable slice: `f(offset, chunk)`
+    /// gets each chunk of `data` (at least `min_chunk` long, except the last) exactly once,
+    /// with `offset` its start index. The calling thread takes part.
+    pub fn parallel_for_slice<T, F>(&self, data: &mut [T], min_chunk: usize, f: F)
+    where
+        T: Send,
+        F: Fn(usize, &mut [T]) + Sync,
+    {
+        let len = data.len();
+        if len == 0 {
+            return;
+        }
+        let participants = self.num_threads();
+        let chunk = chunk_size(len, min_chunk, participants);
+        let chunks = len.div_ceil(chunk);
+        if participants == 1 || chunks == 1 {
+            f(0, data);
+            return;
+        }
+        let claimer = ChunkClaimer::new(chunks);
+        let cut = ClaimedChunks::new(data, chunk);
+        let run = || {
+            while let Some(i) = claimer.claim() {
+                // SAFETY: `claim` hands out each index once.
+                f(i * chunk, unsafe { cut.chunk_mut(i) });
+            }
+        };
+        let helpers = self.num_workers().min(chunks - 1);
+        self.scope(|s| {
+            for _ in 0..helpers {
+                s.spawn_labeled("parallel_for_slice", |_| run());
+            }
+            run();
+        });
+    }
+
     /// Calls `f` on chunks of `range` (each at least `min_chunk` long, except the last) in
     /// parallel, and returns when all are done. The calling thread takes part. `f` receives
     /// the index range of its chunk. A panic in `f` is re-raised here after every chunk

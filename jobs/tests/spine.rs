@@ -677,3 +677,22 @@ fn tracing_records_one_event_per_job_when_on_and_none_when_off() {
         assert!(e.thread < names.len());
     }
 }
+
+#[test]
+fn parallel_for_slice_hands_out_each_chunk_once() {
+    for threads in THREAD_COUNTS {
+        let jobs = system(threads);
+        for (len, min_chunk) in [(0usize, 1usize), (1, 1), (1000, 7), (100_003, 64)] {
+            let mut v = vec![0u32; len];
+            jobs.parallel_for_slice(&mut v, min_chunk, |offset, chunk| {
+                for (k, x) in chunk.iter_mut().enumerate() {
+                    *x += (offset + k) as u32 + 1;
+                }
+            });
+            assert!(
+                v.iter().enumerate().all(|(i, &x)| x == i as u32 + 1),
+                "threads {threads} len {len}"
+            );
+        }
+    }
+}
