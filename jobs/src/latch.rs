@@ -25,6 +25,7 @@ pub(crate) type PanicPayload = Box<dyn Any + Send + 'static>;
 /// Something a thread can wait for while helping.
 pub(crate) trait WaitTarget {
     /// Whether the wait is over.
+    #[cfg_attr(loom, allow(dead_code))]
     fn is_set(&self) -> bool;
     /// Registers `parker` to be woken when the wait ends; false when it has already ended.
     fn prepare_sleep(&self, parker: &Arc<Parker>) -> bool;
@@ -126,6 +127,7 @@ impl<P: Borrow<Arc<Parker>>> WaitTarget for Latch<P> {
 struct CounterInner {
     pending: AtomicUsize,
     waiters: Mutex<Vec<Arc<Parker>>>,
+    #[cfg_attr(loom, allow(dead_code))]
     panic: Mutex<Option<PanicPayload>>,
 }
 
@@ -209,6 +211,7 @@ impl Counter {
     }
 
     /// Records a panic of a counted job (the first one is kept).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn store_panic(&self, payload: PanicPayload) {
         let mut slot = lock(&self.inner.panic);
         if slot.is_none() {
@@ -217,6 +220,7 @@ impl Counter {
     }
 
     /// Takes the recorded panic, if any.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn take_panic(&self) -> Option<PanicPayload> {
         lock(&self.inner.panic).take()
     }
