@@ -127,19 +127,28 @@ impl ConvexSupport for Capsule {
     }
 }
 
+impl Cylinder {
+    /// The rounding radius of the GJK core: shallow contacts are then resolved by GJK on
+    /// the shrunk core (exact, robust) and EPA is only needed for deep overlaps.
+    fn core_radius(&self) -> f32 {
+        (0.1 * self.radius.min(self.half_height)).min(0.05)
+    }
+}
+
 impl ConvexSupport for Cylinder {
     fn support_core(&self, dir: Vec3A) -> Vec3A {
+        let cr = self.core_radius();
         let r = Vec3A::new(dir.x, 0.0, dir.z);
         let len = r.length();
         let rim = if len > 1e-12 {
-            r * (self.radius / len)
+            r * ((self.radius - cr) / len)
         } else {
             Vec3A::ZERO
         };
-        rim + Vec3A::new(0.0, sign(dir.y) * self.half_height, 0.0)
+        rim + Vec3A::new(0.0, sign(dir.y) * (self.half_height - cr), 0.0)
     }
     fn convex_radius(&self) -> f32 {
-        0.0
+        self.core_radius()
     }
     fn support_face(&self, dir: Vec3A, out: &mut SupportFace) {
         out.clear();
@@ -158,7 +167,7 @@ impl ConvexSupport for Cylinder {
             out.push(side + Vec3A::new(0.0, self.half_height, 0.0));
             out.push(side - Vec3A::new(0.0, self.half_height, 0.0));
         } else {
-            out.push(self.support_core(d));
+            out.push(self.support(d));
         }
     }
 }
