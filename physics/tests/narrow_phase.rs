@@ -114,7 +114,7 @@ fn vertex_on_face_and_rounded_pairs() {
         &Isometry::new(Vec3A::new(0.0, corner - 0.01, 0.0), q),
     )
     .unwrap();
-    assert!(m.points.len() >= 1);
+    assert!(!m.points.is_empty());
     assert!((min_sep(&m) + 0.01).abs() < 1e-3);
     // Sphere on a box: separation analytic.
     let s = Shape::sphere(0.3).unwrap();
@@ -194,7 +194,7 @@ fn gjk_distance_matches_brute_force_on_random_hull_pairs() {
         (state >> 40) as f32 / (1u64 << 24) as f32
     };
     for _ in 0..20 {
-        let mut pts = |f: &mut dyn FnMut() -> f32| -> Vec<Vec3> {
+        let pts = |f: &mut dyn FnMut() -> f32| -> Vec<Vec3> {
             (0..12)
                 .map(|_| Vec3::new(f() - 0.5, f() - 0.5, f() - 0.5))
                 .collect()
