@@ -1,0 +1,200 @@
+//! Filtering, sensors and events.
+
+mod common;
+
+use common::{DT, cube, ground, run, world, world_with};
+use joule_physics::body::{BodyDesc, MotionType};
+use joule_physics::events::ContactEventKind;
+use joule_physics::filter::{CollisionFilter, LayerTable};
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+use joule_physics::world::WorldDesc;
+
+#[test]
+fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
+    let mut w = world(1);
+    let g = ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 1.0, 0.0));
+    let mut begins = 0;
+    let mut persists = 0;
+    for _ in 0..60 {
+        w.step(DT);
+        for e in &w.events().contacts {
+            assert_eq!((e.body_a, e.body_b), (g, b), "lower id first");
+            match e.kind {
+                ContactEventKind::Begin => begins += 1,
+                ContactEventKind::Persist => persists += 1,
+                ContactEventKind::End => panic!("no end while resting"),
+            }
+        }
+    }
+    assert_eq!(begins, 1, "exactly one begin");
+    assert!(persists > 30, "persist events while touching");
+    w.set_position(b, Vec3::new(0.0, 10.0, 0.0)).unwrap();
+    w.step(DT);
+    let ends: Vec<_> = w
+        .events()
+        .contacts
+        .iter()
+        .filter(|e| e.kind == ContactEventKind::End)
+        .collect();
+    assert_eq!(ends.len(), 1, "one end when lifted away");
+}
+
+#[test]
+fn a_sensor_reports_overlap_and_never_pushes() {
+    let mut w = world(1);
+    let sensor = w
+        .create_body(&BodyDesc {
+            is_sensor: true,
+            ..BodyDesc::fixed(
+                Shape::cuboid(Vec3::new(2.0, 0.5, 2.0)).unwrap(),
+                Vec3::new(0.0, 5.0, 0.0),
+            )
+        })
+        .unwrap();
+    let ball = w
+        .create_body(&BodyDesc::dynamic(
+            Shape::sphere(0.25).unwrap(),
+            Vec3::new(0.0, 7.0, 0.0),
+        ))
+        .unwrap();
+    let (mut begin, mut end) = (0, 0);
+    let mut min_vy = 0.0f32;
+    for _ in 0..120 {
+        let v_before = w.linear_velocity(ball).unwrap().y;
+        w.step(DT);
+        let v_after = w.linear_velocity(ball).unwrap().y;
+        // Free fall only: the sensor never applies an impulse.
+        assert!((v_after - (v_before - 9.81 * DT)).abs() < 1e-4);
+        min_vy = min_vy.min(v_after);
+        for e in &w.events().sensors {
+            assert_eq!((e.sensor, e.visitor), (sensor, ball));
+            if e.begin {
+                begin += 1;
+            } else {
+                end += 1;
+            }
+        }
+        assert!(
+            w.events().contacts.is_empty(),
+            "sensors make no contact events"
+        );
+    }
+    assert_eq!((begin, end), (1, 1), "entered once and left once");
+    assert!(w.position(ball).unwrap().y < 4.0, "fell through");
+}
+
+fn falls_through(
+    setup: impl FnOnce(
+        &mut joule_physics::world::World,
+        joule_physics::body::BodyId,
+        joule_physics::body::BodyId,
+    ),
+) -> bool {
+    let mut w = world_with(
+        WorldDesc {
+            layers: {
+                let mut t = LayerTable::all_colliding(2);
+                t.set(0, 1, false);
+                t
+            },
+            ..WorldDesc::default()
+        },
+        1,
+    );
+    let g = ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 1.0, 0.0));
+    setup(&mut w, g, b);
+    run(&mut w, 90);
+    w.position(b).unwrap().y < -1.0
+}
+
+#[test]
+fn layers_group_masks_and_exclusions_filter_pairs() {
+    assert!(!falls_through(|_, _, _| {}), "default: the box lands");
+    // Layer 1 does not collide with layer 0 (the ground's).
+    let mut w = world_with(
+        WorldDesc {
+            layers: {
+                let mut t = LayerTable::all_colliding(2);
+                t.set(0, 1, false);
+                t
+            },
+            ..WorldDesc::default()
+        },
+        1,
+    );
+    ground(&mut w, 0.5);
+    let b = w
+        .create_body(&BodyDesc {
+            layer: 1,
+            ..BodyDesc::dynamic(
+                Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                Vec3::new(0.0, 1.0, 0.0),
+            )
+        })
+        .unwrap();
+    run(&mut w, 90);
+    assert!(
+        w.position(b).unwrap().y < -1.0,
+        "layer table filters the pair"
+    );
+
+    // Group/mask: the box's mask excludes the ground's group.
+    let mut w = world(1);
+    w.create_body(&BodyDesc {
+        filter: CollisionFilter {
+            group: 0b10,
+            mask: u32::MAX,
+        },
+        ..BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(50.0, 0.5, 50.0)).unwrap(),
+            Vec3::new(0.0, -0.5, 0.0),
+        )
+    })
+    .unwrap();
+    let b = w
+        .create_body(&BodyDesc {
+            filter: CollisionFilter {
+                group: 0b01,
+                mask: 0b01,
+            },
+            ..BodyDesc::dynamic(
+                Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                Vec3::new(0.0, 1.0, 0.0),
+            )
+        })
+        .unwrap();
+    run(&mut w, 90);
+    assert!(
+        w.position(b).unwrap().y < -1.0,
+        "group/mask filters the pair"
+    );
+
+    // Exclusion list, set after the contact exists: the box falls through from then on.
+    assert!(falls_through(|w, g, b| {
+        run(w, 30);
+        w.exclude_pair(g, b).unwrap();
+    }));
+}
+
+#[test]
+fn kinematic_and_static_bodies_do_not_collide_with_each_other() {
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    let k = w
+        .create_body(&BodyDesc {
+            linear_velocity: Vec3::new(0.0, -1.0, 0.0),
+            ..BodyDesc::kinematic(
+                Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                Vec3::new(0.0, 1.0, 0.0),
+            )
+        })
+        .unwrap();
+    assert_eq!(w.motion_type(k).unwrap(), MotionType::Kinematic);
+    run(&mut w, 120);
+    // A kinematic body follows its velocity through the static ground.
+    assert!((w.position(k).unwrap().y - (1.0 - 2.0)).abs() < 1e-3);
+    assert_eq!(w.contact_count(), 0);
+}
