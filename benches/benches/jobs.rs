@@ -236,7 +236,7 @@ fn deque_ops(c: &mut Criterion) {
                     black_box(j);
                 }
             },
-            BatchSize::SmallInput,
+            BatchSize::PerIteration,
         )
     });
     g.bench_function("crossbeam", |b| {
@@ -253,7 +253,7 @@ fn deque_ops(c: &mut Criterion) {
                     black_box(j);
                 }
             },
-            BatchSize::SmallInput,
+            BatchSize::PerIteration,
         )
     });
     g.finish();
