@@ -31,7 +31,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use joule_jobs::{Counter, Job, JobSystem};
+use joule_jobs::{Counter, Job, JobSystem, ThreadToken};
 
 use crate::access::Context;
 use crate::counts::{ChunkRange, DepCounts, JobCount, WorkUnits};
@@ -65,10 +65,16 @@ pub(crate) struct RunState {
     panic: Mutex<Option<Payload>>,
     tracing: bool,
     recorder: Option<Recorder>,
+    /// The thread blocked in `run` (set for blocking runs only).
+    caller: Option<ThreadToken>,
     /// Set for `run_async` only. In a mutex because the completion need not be `Sync`;
     /// only the last job, with exclusive access, takes it.
     finish: Option<Mutex<AsyncFinish>>,
 }
+
+/// Successor lists longer than this are released in ranges by a few jobs (see
+/// `RunState::complete`).
+const BULK: usize = 64;
 
 /// Chunk length for a loop of `len` indices over `participants` threads: about four
 /// chunks per thread so uneven chunks balance, rounded up to a multiple of `grain`.
@@ -97,6 +103,7 @@ impl RunState {
             panic: Mutex::new(None),
             tracing: false,
             recorder: None,
+            caller: None,
             finish: None,
         }
     }
@@ -248,11 +255,25 @@ impl RunState {
         }
         if this.finish.is_some() {
             Self::finish_async(this);
-        } else {
-            // Let go of the state before waking the caller, who will want it back.
-            let done = this.done.clone();
-            drop(this);
+            return;
+        }
+        // Let go of the state before waking the caller, who will want it back.
+        let done = this.done.clone();
+        let jobs = this.jobs().clone();
+        let caller = this
+            .caller
+            .expect("joule-graph: a blocking run knows its caller");
+        drop(this);
+        if jobs.current_thread_index() == caller.index() {
             done.done();
+            return;
+        }
+        // Wake the caller through its inbox and let it mark the counter done itself: a
+        // waiter that sleeps on a joule-jobs `Counter` makes `Counter::done` allocate (it
+        // collects the sleepers into a new `Vec`), while the woken caller unregisters
+        // before it runs this job, so `done` then finds nobody to collect.
+        if let Err(e) = jobs.spawn_on(caller, move || done.done()) {
+            e.job.run();
         }
     }
 
@@ -294,14 +315,17 @@ impl RunState {
                 let chunk = chunk_len(r.len(), *grain, jobs.num_threads());
                 let slot = task.slot as usize;
                 let chunks = self.loops[slot].set(r, chunk);
+                if self.tracing {
+                    // Before the helpers are queued: they may complete the task before
+                    // this thread records anything more, and the body span must end
+                    // within the task.
+                    self.span(t, SpanKind::Body, t0);
+                }
                 if chunks > 0 {
                     self.units.start(slot, chunks);
                     for _ in 0..jobs.num_workers().min(chunks - 1) {
                         self.spawn_helper(t);
                     }
-                }
-                if self.tracing {
-                    self.span(t, SpanKind::Body, t0);
                 }
                 if chunks > 0 && !self.run_chunks(t) {
                     return None;
@@ -374,14 +398,31 @@ impl RunState {
         }));
     }
 
-    /// Task `t` is complete: release its successors. Returns the first one that became
+    /// Task `t` is complete: release its successors. Returns a successor that became
     /// ready (unless pinned elsewhere) for this thread to run next; queues the others.
+    ///
+    /// Up to [`BULK`] successors are released here: the first ready one is returned, the
+    /// others become jobs. A longer list is cut into ranges, about four per thread (one
+    /// when there are no workers); each range is released by a job of its own, which runs
+    /// the tasks that became ready one after another, so a 10,000-wide fan-out costs a few
+    /// jobs instead of 10,000. (Queueing every range, rather than releasing one here,
+    /// keeps the stack flat: a range job runs tasks whose own bulk releases are queued.)
     fn complete(self: &Arc<Self>, t: u32) -> Option<u32> {
         if self.tracing {
             self.recorder().task_end(t, self.now());
         }
+        let succ = self.graph.successors(t);
+        if succ.len() > BULK {
+            let threads = self.jobs().num_threads();
+            let ranges = if threads == 1 { 1 } else { 4 * threads };
+            let len = succ.len().div_ceil(ranges);
+            for lo in (0..succ.len()).step_by(len) {
+                self.spawn_range(t, lo, (lo + len).min(succ.len()));
+            }
+            return None;
+        }
         let mut keep = None;
-        self.deps.release_successors(self.graph.successors(t), |s| {
+        self.deps.release_successors(succ, |s| {
             if keep.is_none() && self.graph.tasks[s as usize].thread.is_none() {
                 keep = Some(s);
             } else {
@@ -389,6 +430,34 @@ impl RunState {
             }
         });
         keep
+    }
+
+    /// Releases `successors(t)[lo..hi]` and runs those that became ready, one after
+    /// another; the continuation of each but the last is queued, the last's returned.
+    fn release_range(self: &Arc<Self>, t: u32, lo: usize, hi: usize) -> Option<u32> {
+        let mut pending: Option<u32> = None;
+        self.deps
+            .release_successors(&self.graph.successors(t)[lo..hi], |s| {
+                if self.graph.tasks[s as usize].thread.is_some() {
+                    self.spawn_task(s);
+                } else if let Some(prev) = pending.replace(s)
+                    && let Some(next) = self.start(prev)
+                {
+                    self.spawn_task(next);
+                }
+            });
+        pending
+    }
+
+    fn spawn_range(self: &Arc<Self>, t: u32, lo: usize, hi: usize) {
+        self.outstanding.add();
+        let this = Arc::clone(self);
+        let (lo, hi) = (lo as u32, hi as u32);
+        self.jobs().spawn_job(Job::new("graph release", move || {
+            let next = this.release_range(t, lo as usize, hi as usize);
+            this.drive(next);
+            RunState::exit(this);
+        }));
     }
 
     /// The last job of a `run_async`: hand the context to the completion job.
@@ -461,9 +530,12 @@ impl Graph {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         let mut state = cached.unwrap_or_else(|| Arc::new(RunState::new(g.clone())));
-        Arc::get_mut(&mut state)
-            .expect("joule-graph: a cached run state is uniquely owned")
-            .prepare(jobs, ctx.take(), self.tracing());
+        {
+            let s = Arc::get_mut(&mut state)
+                .expect("joule-graph: a cached run state is uniquely owned");
+            s.prepare(jobs, ctx.take(), self.tracing());
+            s.caller = Some(jobs.register_current_thread());
+        }
         let first = g
             .roots
             .iter()

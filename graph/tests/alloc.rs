@@ -1,6 +1,12 @@
 //! After its first run, running a built graph again allocates nothing: a counting global
 //! allocator watches 20 runs of a graph with every kind of task (plain, parallel-for,
-//! dynamic with children, barrier, embedded subgraph, a task pinned to the main thread).
+//! dynamic with children, barrier, embedded subgraph, tasks pinned to the main thread and
+//! to a worker), at 0 and 2 workers.
+//!
+//! The task pinned to a worker spins 20 ms in the warm-up runs, so the calling thread runs
+//! out of work and parks there (a joule-jobs `Counter` grows its list of sleepers the first
+//! time someone sleeps on it), and 1 ms in the counted runs, so the caller is asleep when
+//! the run ends, which is the path `RunState::exit` takes care to keep allocation-free.
 //!
 //! This file is its own test binary because it replaces the global allocator, and it holds
 //! one test only, so no other test allocates while the count is on.
@@ -16,11 +22,22 @@ struct Counting;
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Set on the threads that run graph work: the test's thread and the workers. The
+    /// test harness's own main thread allocates now and then while tests run; that is
+    /// not the graph's doing.
+    static WATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn counted() -> bool {
+    COUNTING.load(Ordering::Relaxed) && WATCHED.with(std::cell::Cell::get)
+}
+
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
 // caller's obligations carry over; counting touches only atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counted() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: forwarded as is (see the impl).
@@ -33,7 +50,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counted() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: forwarded as is (see the impl).
@@ -47,6 +64,8 @@ static GLOBAL: Counting = Counting;
 struct Items(Vec<AtomicU32>);
 struct Frame(u64);
 struct Total(AtomicUsize);
+/// How long the task pinned to worker 0 spins, in µs.
+struct Delay(u64);
 
 fn graph(jobs: &JobSystem) -> joule_graph::Graph {
     let mut p = GraphBuilder::new();
@@ -97,21 +116,60 @@ fn graph(jobs: &JobSystem) -> joule_graph::Graph {
     .reads::<Total>()
     .on_thread(main)
     .after(sync);
+    if let Some(worker) = jobs.worker_token(0) {
+        // While this spins on a worker the caller runs out of work and parks; the warm-up
+        // runs make it so, and the counted runs may.
+        b.task("slow", |cx| {
+            let end =
+                std::time::Instant::now() + std::time::Duration::from_micros(cx.read::<Delay>().0);
+            while std::time::Instant::now() < end {
+                std::hint::spin_loop();
+            }
+        })
+        .reads::<Delay>()
+        .on_thread(worker)
+        .after(input);
+    }
     b.build().unwrap()
+}
+
+/// A worker thread allocates when it starts (std's thread bookkeeping); on a busy machine
+/// the OS may start it late, in the middle of the counted runs. Wait until every worker
+/// has run a job of its own, so that only the runs are counted.
+fn wait_for_workers(jobs: &JobSystem) {
+    let ready = std::sync::Arc::new(AtomicUsize::new(0));
+    for i in 0..jobs.num_workers() {
+        let r = ready.clone();
+        jobs.spawn_on(jobs.worker_token(i).unwrap(), move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    }
+    while ready.load(Ordering::SeqCst) < jobs.num_workers() {
+        std::thread::yield_now();
+    }
 }
 
 #[test]
 fn runs_after_the_first_allocate_nothing() {
     for workers in [0, 2] {
-        let jobs = JobSystem::new(workers).unwrap();
+        WATCHED.with(|w| w.set(true));
+        let jobs = JobSystem::builder()
+            .threads(workers)
+            .on_thread_start(|_| WATCHED.with(|w| w.set(true)))
+            .build()
+            .unwrap();
+        wait_for_workers(&jobs);
         let graph = graph(&jobs);
         let mut ctx = Context::new()
             .with(Items((0..4000).map(|_| AtomicU32::new(0)).collect()))
             .with(Frame(0))
-            .with(Total(AtomicUsize::new(0)));
+            .with(Total(AtomicUsize::new(0)))
+            .with(Delay(20_000));
         for _ in 0..3 {
             graph.run(&jobs, &mut ctx);
         }
+        ctx.get_mut::<Delay>().unwrap().0 = 1_000;
         ALLOCATIONS.store(0, Ordering::Relaxed);
         COUNTING.store(true, Ordering::SeqCst);
         for _ in 0..20 {

@@ -503,3 +503,71 @@ fn many_roots_and_empty_graphs() {
         assert_eq!(back.load(Ordering::Relaxed), 1);
     });
 }
+
+struct Stamps {
+    next: AtomicUsize,
+    first: Vec<AtomicUsize>,
+    second: Vec<AtomicUsize>,
+}
+
+/// A task with 200 successors (released in ranges by a few jobs), each followed by a task
+/// of its own, one of the 200 pinned to the calling thread, all joined by a sink: every
+/// task runs once per run, each second-level task after its first-level one.
+#[test]
+fn wide_fan_out_with_continuations_and_a_pinned_task() {
+    const N: usize = 200;
+    for_each_system(|jobs| {
+        let main = jobs.register_current_thread();
+        let mut b = GraphBuilder::new();
+        let source = b.task("source", |_| {}).id();
+        let mut seconds = Vec::new();
+        for i in 0..N {
+            let mut first = b
+                .task(format!("first {i}"), move |cx| {
+                    let s = cx.read::<Stamps>();
+                    let at = s.next.fetch_add(1, Ordering::SeqCst);
+                    s.first[i].store(at, Ordering::SeqCst);
+                })
+                .reads::<Stamps>()
+                .after(source);
+            if i == 17 {
+                first = first.on_thread(main);
+            }
+            let first = first.id();
+            seconds.push(
+                b.task(format!("second {i}"), move |cx| {
+                    let s = cx.read::<Stamps>();
+                    let at = s.next.fetch_add(1, Ordering::SeqCst);
+                    s.second[i].store(at, Ordering::SeqCst);
+                })
+                .reads::<Stamps>()
+                .after(first)
+                .id(),
+            );
+        }
+        b.task("sink", |cx| {
+            let s = cx.read::<Stamps>();
+            assert_eq!(s.next.load(Ordering::SeqCst) % (2 * N), 0);
+        })
+        .reads::<Stamps>()
+        .after(seconds);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new().with(Stamps {
+            next: AtomicUsize::new(0),
+            first: (0..N).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+            second: (0..N).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+        });
+        for run in 0..RUNS as usize {
+            graph.run(jobs, &mut ctx);
+            let s = ctx.get_mut::<Stamps>().unwrap();
+            assert_eq!(s.next.load(Ordering::SeqCst), (run + 1) * 2 * N);
+            for i in 0..N {
+                let (f, g) = (
+                    s.first[i].load(Ordering::SeqCst),
+                    s.second[i].load(Ordering::SeqCst),
+                );
+                assert!(f >= run * 2 * N && f < g, "task pair {i}: {f} then {g}");
+            }
+        }
+    });
+}
