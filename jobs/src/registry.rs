@@ -345,6 +345,41 @@ impl Registry {
     }
 }
 
+/// How long an idle thread stays awake looking for work before it parks: crossbeam's
+/// `Backoff` (spin, then yield), then more yields, about 50-100 µs in all. A physics step
+/// is a chain of short parallel stages (tens of µs each); a worker that parked between
+/// them would wake too late for the next one (a futex wake-up costs about as much as a
+/// stage), so it keeps looking for a while. After that it parks and costs nothing.
+struct Spin {
+    backoff: Backoff,
+    rounds: u32,
+}
+
+impl Spin {
+    const ROUNDS: u32 = 64;
+
+    fn new() -> Self {
+        Self {
+            backoff: Backoff::new(),
+            rounds: 0,
+        }
+    }
+
+    /// Waits a little; false once the thread should park.
+    fn next(&mut self) -> bool {
+        if self.rounds >= Self::ROUNDS {
+            return false;
+        }
+        self.rounds += 1;
+        if self.backoff.is_completed() {
+            std::thread::yield_now();
+        } else {
+            self.backoff.snooze();
+        }
+        true
+    }
+}
+
 /// Spills half of a full deque to the injector, then pushes.
 /// Returns the deque position the job landed at, or `None` when it went to the injector.
 #[inline]
@@ -604,10 +639,9 @@ impl Ctx<'_> {
                 self.execute(job);
                 continue;
             }
-            let backoff = Backoff::new();
+            let mut spin = Spin::new();
             let mut found = false;
-            while !backoff.is_completed() {
-                backoff.snooze();
+            while spin.next() {
                 if target.is_set() {
                     return leave(owed);
                 }
@@ -689,9 +723,8 @@ impl WorkerThread {
     fn idle(&self) -> bool {
         let registry = &*self.registry;
         let has_work = || !self.deque.is_empty() || registry.has_work(&self.slot.inbox);
-        let backoff = Backoff::new();
-        while !backoff.is_completed() {
-            backoff.snooze();
+        let mut spin = Spin::new();
+        while spin.next() {
             if has_work() {
                 return false;
             }

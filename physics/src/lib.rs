@@ -39,5 +39,8 @@ mod pipeline;
 pub mod query;
 pub mod shape;
 pub mod solver;
+mod step_trace;
 pub mod support;
 pub mod world;
+
+pub use step_trace::STAGES;

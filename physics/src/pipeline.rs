@@ -53,7 +53,7 @@ const MOVED_BLOCK: usize = 64;
 /// Recomputes the AABBs of awake bodies and refits the proxies that left their fat box.
 pub(crate) fn update_broad_phase(
     jobs: &JobSystem,
-    bodies: &mut Bodies,
+    bodies: &Bodies,
     broad: &mut BroadPhase,
     scratch: &mut Scratch,
 ) {

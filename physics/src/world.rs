@@ -21,6 +21,7 @@ use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
 use crate::shape::ShapeKind;
 use crate::solver::{self, SolverScratch, SolverSettings};
+use crate::step_trace::STAGES;
 
 /// World settings. `Default` gives Earth gravity along -Y, one object layer, a 2 cm
 /// speculative contact margin and a 10 cm broad-phase margin.
@@ -439,31 +440,94 @@ impl World {
             "World::step: dt must be finite and positive, got {dt}"
         );
         self.sleep_events.clear();
-        self.collide();
-        island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
-        solver::solve(
-            &self.jobs,
-            &mut self.bodies,
-            &mut self.contacts,
-            self.desc.gravity.into(),
-            dt,
-            &self.desc.solver,
-            &mut self.solver_scratch,
-        );
-        for b in &mut self.bodies.bodies {
-            b.force = Vec3A::ZERO;
-            b.torque = Vec3A::ZERO;
-        }
-        island::update_sleep(
-            &mut self.bodies,
-            &self.contacts,
-            &self.desc.sleep,
-            dt,
-            &mut self.island_scratch,
-            &mut self.sleep_events,
-        );
-        self.sleep_events.sort_by_key(|e| (e.body, e.asleep));
+        self.events.clear();
+        let settings = CollisionSettings {
+            margin: self.desc.contact_margin,
+            report_persist: self.desc.report_persist_events,
+        };
+        let jobs = self.jobs.clone();
+        let stage = |name: &'static str, f: &mut dyn FnMut()| {
+            let start = jobs.now_ns();
+            f();
+            jobs.record_span(name, start, jobs.now_ns());
+        };
+        stage(STAGES[0], &mut || {
+            pipeline::update_broad_phase(
+                &self.jobs,
+                &self.bodies,
+                &mut self.broad_phase,
+                &mut self.scratch,
+            );
+        });
+        stage(STAGES[1], &mut || {
+            pipeline::find_new_contacts(
+                &self.jobs,
+                &self.bodies,
+                &mut self.broad_phase,
+                &mut self.contacts,
+                &self.exclusions,
+                &self.desc.layers,
+                &self.mixing,
+                &mut self.scratch,
+            );
+        });
+        stage(STAGES[2], &mut || {
+            pipeline::update_contacts(
+                &self.jobs,
+                &self.bodies,
+                &self.broad_phase,
+                &mut self.contacts,
+                &settings,
+            );
+        });
+        stage(STAGES[3], &mut || {
+            pipeline::finish_contacts(&mut self.contacts, &settings, &mut self.events);
+            self.events.sort();
+            island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
+        });
+        stage(STAGES[4], &mut || {
+            solver::solve(
+                &self.jobs,
+                &mut self.bodies,
+                &mut self.contacts,
+                self.desc.gravity.into(),
+                dt,
+                &self.desc.solver,
+                &mut self.solver_scratch,
+            );
+        });
+        stage(STAGES[5], &mut || {
+            island::update_sleep(
+                &mut self.bodies,
+                &self.contacts,
+                &self.desc.sleep,
+                dt,
+                &mut self.island_scratch,
+                &mut self.sleep_events,
+            );
+        });
+        stage(STAGES[6], &mut || {
+            for b in &mut self.bodies.bodies {
+                b.force = Vec3A::ZERO;
+                b.torque = Vec3A::ZERO;
+            }
+            self.sleep_events.sort_by_key(|e| (e.body, e.asleep));
+        });
         self.step_count += 1;
+    }
+
+    /// Steps once with tracing on and returns the trace of that step: one task per stage
+    /// (in pipeline order) with the thread and time it ran, and every job the stages ran
+    /// (narrow-phase blocks, solver colour blocks, integration blocks) as spans on the
+    /// threads that ran them. Export it with `to_chrome_json`, `to_svg` or `summary`.
+    pub fn step_traced(&mut self, dt: f32) -> joule_graph::Trace {
+        let was_on = self.jobs.tracing();
+        let _ = self.jobs.take_trace();
+        self.jobs.set_tracing(true);
+        let t0 = self.jobs.now_ns();
+        self.step(dt);
+        self.jobs.set_tracing(was_on);
+        crate::step_trace::build(&self.jobs, t0, self.jobs.take_trace())
     }
 
     /// Sleep and wake events of the last step, ordered by body.
@@ -559,7 +623,7 @@ impl World {
         };
         pipeline::update_broad_phase(
             &self.jobs,
-            &mut self.bodies,
+            &self.bodies,
             &mut self.broad_phase,
             &mut self.scratch,
         );

@@ -1,0 +1,110 @@
+//! The main demo: builds a standard scene of ../shared/SCENES.md (default pyramid_big),
+//! steps it, prints milliseconds per step (mean, p50, p99) and the scene's sanity line,
+//! and writes `trace.json` (open in https://ui.perfetto.dev) and `trace.svg` of one step.
+//!
+//! `cargo run --release -p joule-examples --example pyramid -- --threads 1 --steps 300 --scene pyramid_big`
+
+use std::time::Instant;
+
+use joule_examples::scenes::{self, SceneKind};
+use joule_jobs::JobSystem;
+use joule_physics::world::{World, WorldDesc};
+
+struct Args {
+    threads: usize,
+    steps: Option<usize>,
+    scene: SceneKind,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
+        steps: None,
+        scene: SceneKind::PyramidBig,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--threads" => {
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
+            }
+            "--steps" => args.steps = Some(value()?.parse().map_err(|e| format!("--steps: {e}"))?),
+            "--scene" => {
+                let v = value()?;
+                args.scene = SceneKind::from_name(&v).ok_or(format!(
+                    "unknown scene {v}; one of: {}",
+                    SceneKind::ALL.map(|k| k.name()).join(", ")
+                ))?;
+            }
+            "--help" | "-h" => {
+                return Err("usage: pyramid [--threads N] [--steps M] [--scene NAME]".into());
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let jobs = JobSystem::new(args.threads).expect("job system");
+    let desc = WorldDesc {
+        gravity: args.scene.gravity(),
+        ..WorldDesc::default()
+    };
+    let mut world = World::new(desc, jobs);
+    let scene = scenes::build(args.scene, &mut world).expect("scene builds");
+    let (warmup, timed) = args.scene.run_lengths();
+    let timed = args.steps.unwrap_or(timed);
+    println!(
+        "{}: {} bodies, {} worker threads + main",
+        args.scene.name(),
+        world.body_count(),
+        args.threads
+    );
+    for _ in 0..warmup {
+        world.step(scenes::DT);
+    }
+    let mut times = Vec::with_capacity(timed);
+    for _ in 0..timed {
+        let t = Instant::now();
+        world.step(scenes::DT);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        sorted
+            .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    println!(
+        "ms per step: mean {mean:.3}  p50 {:.3}  p99 {:.3}  ({} steps)",
+        pct(0.5),
+        pct(0.99),
+        timed
+    );
+    println!(
+        "sanity: {}",
+        scenes::sanity_line(
+            args.scene,
+            &world,
+            &scene,
+            (warmup + timed) as f32 * scenes::DT
+        )
+    );
+    let trace = world.step_traced(scenes::DT);
+    std::fs::write("trace.json", trace.to_chrome_json()).expect("write trace.json");
+    std::fs::write("trace.svg", trace.to_svg()).expect("write trace.svg");
+    println!("wrote trace.json (open in https://ui.perfetto.dev) and trace.svg of one step:");
+    print!("{}", trace.summary());
+}

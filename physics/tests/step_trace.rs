@@ -1,0 +1,46 @@
+//! The trace of one step names every stage, in order, with times on real threads.
+
+mod common;
+
+use common::{DT, cube, ground, world};
+use joule_physics::STAGES;
+use joule_physics::math::Vec3;
+
+#[test]
+fn a_traced_step_shows_every_stage_and_the_jobs_they_ran() {
+    let mut w = world(2);
+    ground(&mut w, 0.5);
+    for i in 0..50 {
+        cube(
+            &mut w,
+            0.5,
+            Vec3::new((i % 10) as f32 * 1.1, 0.5 + (i / 10) as f32, 0.0),
+        );
+    }
+    w.step(DT);
+    let before = w.state_hash();
+    let trace = w.step_traced(DT);
+    assert_ne!(w.state_hash(), before, "step_traced steps");
+    let names: Vec<&str> = trace.graph.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, STAGES);
+    let mut last_end = 0;
+    for (i, run) in trace.tasks.iter().enumerate() {
+        let run = run.unwrap_or_else(|| panic!("stage {} ran", STAGES[i]));
+        assert!(run.start_ns >= last_end, "stages run in pipeline order");
+        assert!(run.end_ns >= run.start_ns);
+        assert!(run.thread < trace.threads.len());
+        last_end = run.end_ns;
+    }
+    // The narrow phase and the solver ran jobs, recorded as spans of their stages.
+    let narrow = STAGES.iter().position(|s| *s == "narrow phase").unwrap();
+    let solve = STAGES.iter().position(|s| *s == "solve").unwrap();
+    assert!(trace.spans.iter().filter(|s| s.task == narrow).count() >= 2);
+    assert!(trace.spans.iter().filter(|s| s.task == solve).count() > 4);
+    let json = trace.to_chrome_json();
+    for s in STAGES {
+        assert!(json.contains(s), "{s} in the Chrome trace");
+    }
+    assert!(trace.to_svg().starts_with("<svg") || trace.to_svg().contains("<svg"));
+    // Tracing is off again afterwards.
+    assert!(!w.jobs().tracing());
+}
