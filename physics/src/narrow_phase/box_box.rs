@@ -1,23 +1,69 @@
-//! Box–box by the separating axis theorem (Gottschalk's OBB test, as in Box2D v2.4's 3D
-//! cousins and Jolt's box routines): 15 candidate axes (3 + 3 face normals, 9 edge
-//! cross products). The axis of least penetration (or largest separation, for speculative
-//! contacts) wins, with face axes preferred over edge axes unless an edge axis is clearly
-//! better, which keeps resting boxes on stable 4-point face manifolds. A face axis is
-//! turned into a manifold by clipping the incident face against the reference face; an
-//! edge axis gives one point between the two edges.
+//! Box–box by the separating axis theorem (Gottschalk's OBB test; the reference/incident
+//! face clipping of Box2D's polygon manifolds carried to 3D, as in ODE's `dBoxBox`).
+//!
+//! All work happens in A's frame. The 15 candidate axes are A's 3 face normals, B's 3
+//! face normals and the 9 cross products of their edge directions (parallel pairs are
+//! skipped: their face axes cover them). Each axis gives a signed separation of the
+//! boxes' projections; any axis beyond the margin means no contact. The axis of largest
+//! separation (least penetration) is the contact normal, with two tolerances that keep
+//! resting stacks stable:
+//!
+//! - B's face axis must beat A's by `FACE_ABS + FACE_REL·|s|`, so two faces that tie
+//!   (stacked boxes) do not swap roles from step to step (which would change every
+//!   feature id and lose the warm start);
+//! - an edge axis must beat the best face axis by `EDGE_ABS + EDGE_REL·|s|`: nearly
+//!   parallel edges give cross products that are ill-conditioned and would otherwise
+//!   replace a 4-point face manifold by a wobbling single point.
+//!
+//! A face axis is turned into a manifold by clipping the incident face (B's face most
+//! anti-parallel to the reference normal) against the reference face: up to 8 points,
+//! reduced to 4. An edge axis gives one point between the two supporting edges. Feature
+//! ids name the reference face, the incident face and the clipped feature (see
+//! `clip.rs`), or the two edges, so a resting box gives the same ids every frame.
+
+use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::shape::Cuboid;
 
-use super::convex::clip_faces;
-use super::manifold::{ContactManifold, WorldPoint};
+use super::capsule::closest_segments;
+use super::clip::{ClipFace, MAX_CLIPPED, clip_faces};
+use super::manifold::{ContactManifold, WorldPoint, feature};
 
-/// Edge axes must beat face axes by this much to be chosen (relative and absolute).
-const EDGE_REL: f32 = 0.95;
-const EDGE_ABS: f32 = 0.01;
-/// B's face axis must beat A's by this much to be chosen.
-const FACE_REL: f32 = 0.98;
-const FACE_ABS: f32 = 0.001;
+const FACE_ABS: f32 = 5e-4;
+const FACE_REL: f32 = 0.02;
+const EDGE_ABS: f32 = 1e-3;
+const EDGE_REL: f32 = 0.05;
+
+/// Face `f` (axis `f / 2`, outward sign `+` for even `f`) of a box with half extents `h`
+/// whose axes are `axes` and centre `c`: corners counter-clockwise seen from outside.
+fn box_face(c: Vec3A, axes: &[Vec3A; 3], h: Vec3A, f: usize) -> [Vec3A; 4] {
+    let k = f / 2;
+    let s = if f % 2 == 0 { 1.0 } else { -1.0 };
+    let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+    let centre = c + axes[k] * (s * h[k]);
+    let (eu, ev) = (axes[u] * h[u], axes[v] * h[v]);
+    let quad = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+    let mut out = [Vec3A::ZERO; 4];
+    for (m, o) in out.iter_mut().enumerate() {
+        // Reversed on the negative side so the winding stays counter-clockwise.
+        let (a, b) = if s > 0.0 { quad[m] } else { quad[3 - m] };
+        *o = centre + eu * a + ev * b;
+    }
+    out
+}
+
+/// The face of a box (axes `axes`) whose outward normal is most aligned with `dir`.
+fn most_aligned_face(axes: &[Vec3A; 3], dir: Vec3A) -> usize {
+    let mut best = (0, f32::NEG_INFINITY);
+    for (k, ax) in axes.iter().enumerate() {
+        let d = ax.dot(dir);
+        if d.abs() > best.1 {
+            best = (2 * k + usize::from(d < 0.0), d.abs());
+        }
+    }
+    best.0
+}
 
 /// Box A against box B.
 pub(crate) fn box_box(
@@ -28,140 +74,187 @@ pub(crate) fn box_box(
     margin: f32,
     out: &mut ContactManifold,
 ) -> bool {
-    out.clear();
-    let ra = Mat3A::from_quat(iso_a.rotation);
-    let rb = Mat3A::from_quat(iso_b.rotation);
-    let axes_a = [ra.x_axis, ra.y_axis, ra.z_axis];
-    let axes_b = [rb.x_axis, rb.y_axis, rb.z_axis];
+    // B in A's frame.
+    let rel = iso_a.inverse().mul_isometry(iso_b);
+    let rot = Mat3A::from_quat(rel.rotation);
+    let axes_a = [Vec3A::X, Vec3A::Y, Vec3A::Z];
+    let axes_b = [rot.x_axis, rot.y_axis, rot.z_axis];
     let (ha, hb) = (a.half_extents, b.half_extents);
-    let d = iso_b.translation - iso_a.translation;
+    let t = rel.translation;
 
-    let project = |axis: Vec3A| -> f32 {
-        let pa = ha.x * axes_a[0].dot(axis).abs()
-            + ha.y * axes_a[1].dot(axis).abs()
-            + ha.z * axes_a[2].dot(axis).abs();
-        let pb = hb.x * axes_b[0].dot(axis).abs()
-            + hb.y * axes_b[1].dot(axis).abs()
-            + hb.z * axes_b[2].dot(axis).abs();
-        d.dot(axis).abs() - pa - pb
+    // Signed separation along unit axis `l`, and the sign that points from A to B.
+    let separation = |l: Vec3A| -> (f32, f32) {
+        let ra = ha.dot(l.abs());
+        let rb = hb.x * axes_b[0].dot(l).abs()
+            + hb.y * axes_b[1].dot(l).abs()
+            + hb.z * axes_b[2].dot(l).abs();
+        let d = t.dot(l);
+        (d.abs() - ra - rb, if d < 0.0 { -1.0 } else { 1.0 })
     };
 
-    // Best face axis of each box.
-    let mut best = [(f32::NEG_INFINITY, Vec3A::ZERO, 0u32); 2];
-    for (i, &ax) in axes_a.iter().chain(axes_b.iter()).enumerate() {
-        let s = project(ax);
+    let mut face_a = (f32::NEG_INFINITY, 0usize, 1.0f32);
+    let mut face_b = (f32::NEG_INFINITY, 0usize, 1.0f32);
+    for k in 0..3 {
+        let (s, sign) = separation(axes_a[k]);
         if s > margin {
             return false;
         }
-        let side = i / 3;
-        if s > best[side].0 {
-            best[side] = (s, ax, i as u32);
+        if s > face_a.0 {
+            face_a = (s, k, sign);
+        }
+        let (s, sign) = separation(axes_b[k]);
+        if s > margin {
+            return false;
+        }
+        if s > face_b.0 {
+            face_b = (s, k, sign);
         }
     }
-    // Prefer A's face unless B's is clearly better: when two faces tie (stacked boxes),
-    // flipping between them from step to step would change the feature ids and lose the
-    // warm start (Box2D's relative/absolute tolerance).
-    let (face_sep, face_axis, face_id) = if best[1].0 > FACE_REL * best[0].0 + FACE_ABS {
-        best[1]
-    } else {
-        best[0]
-    };
-    // Best edge axis.
-    let mut edge_sep = f32::NEG_INFINITY;
-    let mut edge = (0usize, 0usize, Vec3A::ZERO);
+    let mut edge = (f32::NEG_INFINITY, 0usize, 0usize, Vec3A::ZERO);
     for (i, ea) in axes_a.iter().enumerate() {
         for (j, eb) in axes_b.iter().enumerate() {
             let c = ea.cross(*eb);
-            let len = c.length();
-            if len < 1e-5 {
-                continue; // parallel edges: covered by face axes
+            let len2 = c.length_squared();
+            if len2 < 1e-10 {
+                continue;
             }
-            let ax = c / len;
-            let s = project(ax);
+            let l = c / len2.sqrt();
+            let (s, sign) = separation(l);
             if s > margin {
                 return false;
             }
-            if s > edge_sep {
-                edge_sep = s;
-                edge = (i, j, ax);
+            if s > edge.0 {
+                edge = (s, i, j, l * sign);
             }
         }
     }
 
-    if edge_sep > EDGE_REL * face_sep + EDGE_ABS {
-        return edge_contact(ha, iso_a, &axes_a, hb, iso_b, &axes_b, edge, edge_sep, out);
+    let use_b = face_b.0 > face_a.0 + FACE_ABS + FACE_REL * face_a.0.abs();
+    let best_face = if use_b { face_b.0 } else { face_a.0 };
+    let edge_wins = edge.0 > best_face + EDGE_ABS + EDGE_REL * best_face.abs();
+
+    if !edge_wins {
+        // Reference face and the contact normal (from A to B), in A's frame.
+        let (normal, ref_face, ref_pts, inc_face, inc_pts) = if use_b {
+            let (_, k, sign) = face_b;
+            // B's face pointing towards A, i.e. against the A-to-B direction.
+            let ref_face = 2 * k + usize::from(sign > 0.0);
+            let normal = axes_b[k] * sign;
+            let inc_face = most_aligned_face(&axes_a, normal);
+            (
+                normal,
+                ref_face,
+                box_face(t, &axes_b, hb, ref_face),
+                inc_face,
+                box_face(Vec3A::ZERO, &axes_a, ha, inc_face),
+            )
+        } else {
+            let (_, k, sign) = face_a;
+            let ref_face = 2 * k + usize::from(sign < 0.0);
+            let normal = axes_a[k] * sign;
+            let inc_face = most_aligned_face(&axes_b, -normal);
+            (
+                normal,
+                ref_face,
+                box_face(Vec3A::ZERO, &axes_a, ha, ref_face),
+                inc_face,
+                box_face(t, &axes_b, hb, inc_face),
+            )
+        };
+        let mut pts = ArrayVec::<WorldPoint, MAX_CLIPPED>::new();
+        clip_faces(
+            normal,
+            ClipFace {
+                points: &ref_pts,
+                id: ref_face as u32,
+            },
+            use_b,
+            ClipFace {
+                points: &inc_pts,
+                id: inc_face as u32,
+            },
+            feature::BOX_FACE,
+            margin,
+            &mut pts,
+        );
+        if !pts.is_empty() {
+            for p in &mut pts {
+                p.on_a = iso_a.transform_point(p.on_a);
+                p.on_b = iso_a.transform_point(p.on_b);
+            }
+            out.set_from_world(iso_a.transform_vector(normal), iso_a, iso_b, &pts);
+            return true;
+        }
+        // Nothing within the margin over the face: the edges may still be close.
     }
-    // Normal from A to B.
-    let n = if face_axis.dot(d) < 0.0 {
-        -face_axis
-    } else {
-        face_axis
-    };
-    if clip_faces(
-        a,
-        iso_a,
-        b,
-        iso_b,
-        n,
-        margin,
-        (face_id + 1) << 16,
-        face_id >= 3,
-        out,
-    ) {
-        return true;
-    }
-    false
+    edge_contact(ha, hb, &axes_b, t, edge, margin, iso_a, iso_b, out)
 }
 
+/// One point between A's edge along axis `i` and B's edge along axis `j` that are
+/// furthest along the edge axis `n` (from A to B), in A's frame.
 #[allow(clippy::too_many_arguments)]
 fn edge_contact(
     ha: Vec3A,
-    iso_a: &Isometry,
-    axes_a: &[Vec3A; 3],
     hb: Vec3A,
-    iso_b: &Isometry,
     axes_b: &[Vec3A; 3],
-    (i, j, axis): (usize, usize, Vec3A),
-    sep: f32,
+    t: Vec3A,
+    (_, i, j, n): (f32, usize, usize, Vec3A),
+    margin: f32,
+    iso_a: &Isometry,
+    iso_b: &Isometry,
     out: &mut ContactManifold,
 ) -> bool {
-    let d = iso_b.translation - iso_a.translation;
-    let n = if axis.dot(d) < 0.0 { -axis } else { axis };
-    // The supporting edge of A along +n and of B along -n.
+    if n == Vec3A::ZERO {
+        return false;
+    }
+    let axes_a = [Vec3A::X, Vec3A::Y, Vec3A::Z];
+    // The supporting edge of a box (centre c, axes, half extents h) along axis k in
+    // direction dir, and its id (axis and the signs of the two other axes).
     let edge_of = |c: Vec3A, axes: &[Vec3A; 3], h: Vec3A, k: usize, dir: Vec3A| {
-        let mut p = c;
-        for m in 0..3 {
-            if m != k {
-                let s = if axes[m].dot(dir) >= 0.0 { 1.0 } else { -1.0 };
-                p += axes[m] * (s * h[m]);
-            }
+        let mut mid = c;
+        let mut id = 4 * k as u32;
+        for (bit, m) in [(k + 1) % 3, (k + 2) % 3].into_iter().enumerate() {
+            let pos = axes[m].dot(dir) >= 0.0;
+            let s = if pos { 1.0 } else { -1.0 };
+            mid += axes[m] * (s * h[m]);
+            id |= u32::from(pos) << bit;
         }
-        (p - axes[k] * h[k], p + axes[k] * h[k])
+        (mid - axes[k] * h[k], mid + axes[k] * h[k], id)
     };
-    let (p1, q1) = edge_of(iso_a.translation, axes_a, ha, i, n);
-    let (p2, q2) = edge_of(iso_b.translation, axes_b, hb, j, -n);
-    // Closest points between the two (non-parallel) edge lines, clamped to the edges.
-    let (d1, d2, r) = (q1 - p1, q2 - p2, p1 - p2);
-    let (aa, e, f) = (d1.length_squared(), d2.length_squared(), d2.dot(r));
-    let (b, c) = (d1.dot(d2), d1.dot(r));
-    let denom = aa * e - b * b;
-    let s = if denom > 1e-12 {
-        ((b * f - c * e) / denom).clamp(0.0, 1.0)
-    } else {
-        0.5
-    };
-    let t = ((b * s + f) / e).clamp(0.0, 1.0);
-    let (ca, cb) = (p1 + d1 * s, p2 + d2 * t);
-    out.set_from_world(
-        n,
+    let (p1, q1, id_a) = edge_of(Vec3A::ZERO, &axes_a, ha, i, n);
+    let (p2, q2, id_b) = edge_of(t, axes_b, hb, j, -n);
+    let (_, _, ca, cb) = closest_segments(p1, q1, p2, q2);
+    let sep = (cb - ca).dot(n);
+    if sep > margin {
+        return false;
+    }
+    out.set_single(
+        iso_a.transform_vector(n),
         iso_a,
         iso_b,
-        &[WorldPoint {
-            on_a: ca,
-            on_b: cb,
+        WorldPoint {
+            on_a: iso_a.transform_point(ca),
+            on_b: iso_a.transform_point(cb),
             separation: sep,
-            feature: 0x00ff_0000 | (i as u32) << 4 | j as u32,
-        }],
+            feature: feature::pack(feature::BOX_EDGE, false, id_a, id_b, 0, 0, 0),
+        },
     );
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::narrow_phase::clip::polygon_normal;
+
+    #[test]
+    fn box_faces_are_counter_clockwise_from_outside() {
+        let axes = [Vec3A::X, Vec3A::Y, Vec3A::Z];
+        for f in 0..6 {
+            let q = box_face(Vec3A::ZERO, &axes, Vec3A::new(1.0, 2.0, 3.0), f);
+            let mut outward = Vec3A::ZERO;
+            outward[f / 2] = if f % 2 == 0 { 1.0 } else { -1.0 };
+            assert!(polygon_normal(&q).dot(outward) > 0.999, "face {f}");
+        }
+    }
 }

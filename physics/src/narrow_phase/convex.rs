@@ -1,170 +1,62 @@
-//! The general convex pair: GJK/EPA for the normal and depth, then face clipping for a
-//! multi-point manifold (Jolt's approach, seed 004). Also used with a normal found by SAT
-//! (box–box), and for any convex shape against a half-space.
+//! The general convex pair (Jolt's approach, seed 004): GJK on the cores (EPA when they
+//! overlap) gives the normal, the separation and the closest points; then the support
+//! faces of both shapes along the normal are clipped against each other for a
+//! multi-point manifold.
+//!
+//! Face clipping is only trusted when it is consistent with GJK/EPA:
+//! - the reference face must be within ~45° of the contact normal (a box corner on a
+//!   face: the face is the reference; two edges crossing: no face qualifies, one point);
+//! - no clipped point may be deeper than GJK/EPA's separation by more than a tolerance
+//!   (the minimum translation distance bounds every point's depth along the normal);
+//! - if no clipped point reaches GJK/EPA's depth (a polygonal cap approximating a curved
+//!   rim), GJK/EPA's point is added so the deepest point is never lost.
+//!
+//! Otherwise the manifold is GJK/EPA's single point. Feature ids: the clipped features
+//! (`clip.rs`) with each face named by its dominant local axis, or a fixed id for the
+//! single point.
 
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
 use crate::support::{ConvexSupport, SupportFace};
 
-use super::gjk::{self, Placed};
-use super::manifold::{ContactManifold, WorldPoint};
+use super::clip::{ClipFace, MAX_CLIPPED, clip_faces, polygon_normal};
+use super::gjk::{self, Pair};
+use super::manifold::{ContactManifold, WorldPoint, feature};
 
-/// Most candidate points clipping may produce before reduction.
-const MAX_CLIPPED: usize = 64;
+/// A reference face must be at least this aligned with the normal (cos 45°).
+const MIN_REFERENCE_COS: f32 = 0.7;
 
-/// A world-space polygon vertex with the feature it came from.
-#[derive(Clone, Copy, Debug)]
-struct Tagged {
-    p: Vec3A,
-    tag: u32,
-}
-
-fn world_face(shape: &dyn ConvexSupport, iso: &Isometry, dir_world: Vec3A, out: &mut SupportFace) {
-    shape.support_face(iso.inverse_transform_vector(dir_world), out);
+/// The support face of `shape` along world direction `dir`, in world space, and a face
+/// id from the dominant axis of the local direction.
+fn world_face(shape: &dyn ConvexSupport, iso: &Isometry, dir: Vec3A, out: &mut SupportFace) -> u32 {
+    let local = iso.inverse_transform_vector(dir);
+    shape.support_face(local, out);
     for p in out.iter_mut() {
         *p = iso.transform_point(*p);
     }
-}
-
-/// Clips `poly` against the plane `n · x <= d`, tagging new points with `edge_tag`.
-fn clip_plane(
-    poly: &[Tagged],
-    n: Vec3A,
-    d: f32,
-    edge_tag: u32,
-    out: &mut ArrayVec<Tagged, MAX_CLIPPED>,
-) {
-    out.clear();
-    let count = poly.len();
-    if count == 0 {
-        return;
-    }
-    for i in 0..count {
-        let a = poly[i];
-        let b = poly[(i + 1) % count];
-        let da = n.dot(a.p) - d;
-        let db = n.dot(b.p) - d;
-        if da <= 0.0 && out.len() < MAX_CLIPPED {
-            out.push(a);
-        }
-        if (da < 0.0) != (db < 0.0) && count > 1 && out.len() < MAX_CLIPPED {
-            let t = da / (da - db);
-            out.push(Tagged {
-                p: a.p + (b.p - a.p) * t,
-                tag: 0x8000 | (edge_tag << 8) | (a.tag & 0xff),
-            });
-        }
-        if count == 2 {
-            // A segment: visit its one edge once.
-            if db <= 0.0 && out.len() < MAX_CLIPPED {
-                out.push(b);
-            }
-            break;
-        }
-    }
-}
-
-/// Builds the manifold of two faces touching along `normal` (from A to B). The reference
-/// face is A's when it is a polygon (B's if `prefer_b` and B's is one), else B's; the other face is clipped to the reference
-/// face's side planes and its points kept where the separation is within `margin`.
-/// Returns false when clipping leaves no point (the caller falls back to one point).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn clip_faces(
-    a: &dyn ConvexSupport,
-    iso_a: &Isometry,
-    b: &dyn ConvexSupport,
-    iso_b: &Isometry,
-    normal: Vec3A,
-    margin: f32,
-    feature_base: u32,
-    prefer_b: bool,
-    out: &mut ContactManifold,
-) -> bool {
-    let mut face_a = SupportFace::new();
-    let mut face_b = SupportFace::new();
-    world_face(a, iso_a, normal, &mut face_a);
-    world_face(b, iso_b, -normal, &mut face_b);
-    let a_is_ref = if prefer_b && face_b.len() >= 3 {
-        false
+    let a = local.abs();
+    let k = if a.x >= a.y && a.x >= a.z {
+        0
+    } else if a.y >= a.z {
+        1
     } else {
-        face_a.len() >= 3 || face_b.len() < 3
+        2
     };
-    let (reference, incident) = if a_is_ref {
-        (&face_a, &face_b)
-    } else {
-        (&face_b, &face_a)
-    };
-    if reference.len() < 2 || incident.is_empty() {
-        return false;
-    }
-    // Outward normal of the reference face (towards the other shape).
-    let ref_n = if a_is_ref { normal } else { -normal };
-
-    let mut poly: ArrayVec<Tagged, MAX_CLIPPED> = incident
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| Tagged { p, tag: i as u32 })
-        .collect();
-    let mut tmp = ArrayVec::<Tagged, MAX_CLIPPED>::new();
-    if reference.len() >= 3 {
-        // Side planes through each reference edge, facing outward from the face.
-        let c = reference.iter().copied().sum::<Vec3A>() / reference.len() as f32;
-        for i in 0..reference.len() {
-            let (p, q) = (reference[i], reference[(i + 1) % reference.len()]);
-            let mut side = (q - p).cross(ref_n).normalize_or_zero();
-            if side.dot(c - p) > 0.0 {
-                side = -side;
-            }
-            clip_plane(&poly, side, side.dot(p), i as u32, &mut tmp);
-            std::mem::swap(&mut poly, &mut tmp);
-            if poly.is_empty() {
-                return false;
-            }
-        }
-    } else {
-        // A segment reference (capsule or cylinder side): clip to its extent.
-        let (p, q) = (reference[0], reference[1]);
-        let axis = (q - p).normalize_or_zero();
-        clip_plane(&poly, -axis, -axis.dot(p), 0, &mut tmp);
-        std::mem::swap(&mut poly, &mut tmp);
-        clip_plane(&poly, axis, axis.dot(q), 1, &mut tmp);
-        std::mem::swap(&mut poly, &mut tmp);
-    }
-
-    // Reference plane (through the reference face's deepest point along its normal).
-    let ref_d = reference
-        .iter()
-        .map(|p| ref_n.dot(*p))
-        .fold(f32::MIN, f32::max);
-    let mut pts = ArrayVec::<WorldPoint, MAX_CLIPPED>::new();
-    for t in &poly {
-        // Distance of the incident point above the reference plane.
-        let sep = ref_n.dot(t.p) - ref_d;
-        if sep > margin {
-            continue;
-        }
-        let on_ref = t.p - ref_n * sep;
-        let (on_a, on_b) = if a_is_ref {
-            (on_ref, t.p)
-        } else {
-            (t.p, on_ref)
-        };
-        pts.push(WorldPoint {
-            on_a,
-            on_b,
-            separation: sep,
-            feature: feature_base | u32::from(!a_is_ref) << 24 | t.tag,
-        });
-    }
-    if pts.is_empty() {
-        return false;
-    }
-    out.set_from_world(normal, iso_a, iso_b, &pts);
-    true
+    2 * k + u32::from(local[k as usize] < 0.0)
 }
 
-/// Any convex pair, by GJK/EPA plus clipping. Returns whether a manifold was produced.
+/// How well a face can serve as the reference for outward direction `out_dir`: the
+/// cosine between its plane normal and `out_dir` (polygons only).
+fn reference_quality(face: &[Vec3A], out_dir: Vec3A) -> f32 {
+    if face.len() < 3 {
+        return f32::NEG_INFINITY;
+    }
+    polygon_normal(face).dot(out_dir)
+}
+
+/// Any convex pair, by GJK/EPA plus face clipping. Returns whether a manifold with at
+/// least one point was produced.
 pub(crate) fn collide_convex(
     a: &dyn ConvexSupport,
     iso_a: &Isometry,
@@ -174,88 +66,86 @@ pub(crate) fn collide_convex(
     out: &mut ContactManifold,
 ) -> bool {
     out.clear();
-    let pa = Placed {
-        shape: a,
-        iso: iso_a,
+    let pair = Pair {
+        a,
+        b,
+        b_in_a: iso_a.inverse().mul_isometry(iso_b),
+        inflate_a: 0.0,
     };
-    let pb = Placed {
-        shape: b,
-        iso: iso_b,
-    };
-    let (ra, rb) = (a.convex_radius(), b.convex_radius());
-    let (dist, simplex) = gjk::distance(&pa, &pb);
-    let (normal, separation, point_a, point_b) = if !dist.overlap {
-        let sep = dist.distance - ra - rb;
-        if sep > margin {
-            return false;
-        }
-        let n = (dist.point_b - dist.point_a) / dist.distance;
-        (n, sep, dist.point_a + n * ra, dist.point_b - n * rb)
-    } else {
-        match gjk::penetration(&pa, &pb, &simplex) {
-            Some(p) => (
-                p.normal,
-                -p.depth - ra - rb,
-                p.point_a + p.normal * ra,
-                p.point_b - p.normal * rb,
-            ),
-            None => {
-                // Degenerate overlap (touching cores with no volume): push apart along the
-                // line between the centres.
-                let n = (iso_b.translation - iso_a.translation).normalize_or(Vec3A::Y);
-                (n, -ra - rb, dist.point_a + n * ra, dist.point_b - n * rb)
-            }
-        }
-    };
-    if clip_faces(a, iso_a, b, iso_b, normal, margin, 0, false, out) {
-        return true;
-    }
-    out.set_from_world(
-        normal,
-        iso_a,
-        iso_b,
-        &[WorldPoint {
-            on_a: point_a,
-            on_b: point_b,
-            separation,
-            feature: 0,
-        }],
-    );
-    true
-}
-
-/// Any convex shape `b` against the half-space `normal · x <= offset` of `a` (in A's
-/// frame). The points of B's support face towards the plane within the margin.
-pub(crate) fn half_space_vs_convex(
-    plane_n: Vec3A,
-    offset: f32,
-    iso_a: &Isometry,
-    b: &dyn ConvexSupport,
-    iso_b: &Isometry,
-    margin: f32,
-    out: &mut ContactManifold,
-) -> bool {
-    out.clear();
-    let n = iso_a.transform_vector(plane_n);
-    let d = offset + n.dot(iso_a.translation);
-    let mut face = SupportFace::new();
-    world_face(b, iso_b, -n, &mut face);
-    // Rounded shapes report their support point on the full surface already.
-    let mut pts = ArrayVec::<WorldPoint, MAX_CLIPPED>::new();
-    for (i, &p) in face.iter().enumerate() {
-        let sep = n.dot(p) - d;
-        if sep <= margin && pts.len() < MAX_CLIPPED {
-            pts.push(WorldPoint {
-                on_a: p - n * sep,
-                on_b: p,
-                separation: sep,
-                feature: i as u32,
-            });
-        }
-    }
-    if pts.is_empty() {
+    let (sep, n, pa, pb) = gjk::closest_in_a(&pair);
+    if sep > margin {
         return false;
     }
-    out.set_from_world(n, iso_a, iso_b, &pts);
+    let normal = iso_a.transform_vector(n);
+    let single = WorldPoint {
+        on_a: iso_a.transform_point(pa),
+        on_b: iso_a.transform_point(pb),
+        separation: sep,
+        feature: feature::pack(feature::CONVEX, false, 63, 63, 3, 63, 63),
+    };
+
+    let mut face_a = SupportFace::new();
+    let mut face_b = SupportFace::new();
+    let id_a = world_face(a, iso_a, normal, &mut face_a);
+    let id_b = world_face(b, iso_b, -normal, &mut face_b);
+    let qa = reference_quality(&face_a, normal);
+    let qb = reference_quality(&face_b, -normal);
+    // Prefer A on ties so the roles do not swap between frames.
+    let ref_is_b = if qa.max(qb) >= MIN_REFERENCE_COS {
+        qb > qa + 1e-3
+    } else if face_a.len() == 2 && face_b.len() == 2 {
+        // Two segments (capsule or cylinder sides): clip B's against A's ends.
+        false
+    } else {
+        out.set_single(normal, iso_a, iso_b, single);
+        return true;
+    };
+    let (reference, incident) = if ref_is_b {
+        (
+            ClipFace {
+                points: &face_b,
+                id: id_b,
+            },
+            ClipFace {
+                points: &face_a,
+                id: id_a,
+            },
+        )
+    } else {
+        (
+            ClipFace {
+                points: &face_a,
+                id: id_a,
+            },
+            ClipFace {
+                points: &face_b,
+                id: id_b,
+            },
+        )
+    };
+    let mut pts = ArrayVec::<WorldPoint, MAX_CLIPPED>::new();
+    clip_faces(
+        normal,
+        reference,
+        ref_is_b,
+        incident,
+        feature::CONVEX,
+        margin,
+        &mut pts,
+    );
+    let tol = 2e-3 + 0.05 * sep.abs();
+    let deepest = pts
+        .iter()
+        .map(|p| p.separation)
+        .fold(f32::INFINITY, f32::min);
+    if pts.is_empty() || deepest < sep - tol {
+        out.set_single(normal, iso_a, iso_b, single);
+        return true;
+    }
+    if deepest > sep + tol && pts.try_push(single).is_err() {
+        let last = pts.len() - 1;
+        pts[last] = single;
+    }
+    out.set_from_world(normal, iso_a, iso_b, &pts);
     true
 }

@@ -1,401 +1,456 @@
-//! GJK (Gilbert, Johnson, Keerthi 1988) distance between two convex cores, and EPA
-//! (van den Bergen 2001) penetration depth when the cores overlap.
+//! GJK (Gilbert, Johnson, Keerthi 1988; termination tests after van den Bergen 2003):
+//! distance and closest points between two convex cores.
 //!
-//! Shapes are handled as "core + convex radius" (Jolt, seed 004): GJK runs on the cores
-//! and the radii are added afterwards, so rounded shapes (spheres, capsules) keep exact
-//! distances and EPA is only needed when cores truly overlap. Everything works in world
-//! space on the Minkowski difference `A - B`, with barycentric weights kept per simplex
-//! vertex so the closest points on each shape can be recovered.
+//! Shapes are "core + convex radius" (Jolt, seed 004): GJK runs on the cores and the
+//! radii are added afterwards, so spheres and capsules (a point or a segment with a
+//! radius) get exact distances in a few iterations, and penetration (EPA) is only needed
+//! when the cores themselves overlap.
+//!
+//! Everything runs in A's local frame (B placed relative to A), so precision does not
+//! depend on how far from the world origin the pair is. The simplex keeps, per vertex,
+//! the two support points it came from; the barycentric weights of the closest point
+//! then give the closest points on each core. The closest point on a simplex is found by
+//! Voronoi regions (Ericson, "Real-Time Collision Detection", 5.1.5-5.1.6), with
+//! degenerate (flat) tetrahedra handled by testing all their faces.
+//!
+//! Termination: the gap between the upper bound |v| and the lower bound v·w/|v| is below
+//! a tolerance; or the new support point is already in the simplex; or the closest point
+//! stopped getting closer (numerical noise: the previous simplex is restored so the
+//! closest points stay consistent); or an iteration cap.
 
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
 use crate::support::ConvexSupport;
 
-/// A convex shape placed in the world.
+/// Iteration cap. GJK on polytopes terminates in a handful of iterations; curved shapes
+/// converge linearly and reach the tolerance within 20-30.
+const MAX_ITERATIONS: usize = 48;
+
+/// Two convex shapes seen through their cores, B placed in A's local frame.
 #[derive(Clone, Copy)]
-pub(crate) struct Placed<'a> {
-    pub shape: &'a dyn ConvexSupport,
-    pub iso: &'a Isometry,
+pub(crate) struct Pair<'a> {
+    pub a: &'a dyn ConvexSupport,
+    pub b: &'a dyn ConvexSupport,
+    /// B's frame relative to A's.
+    pub b_in_a: Isometry,
+    /// Extra radius swept around A's core (used by EPA to make the origin strictly
+    /// interior); zero for GJK.
+    pub inflate_a: f32,
 }
 
-impl Placed<'_> {
+impl Pair<'_> {
+    /// A support point of the Minkowski difference `A - B` along `d` (A's frame).
     #[inline]
-    pub fn support_core(&self, dir: Vec3A) -> Vec3A {
-        let local = self
-            .shape
-            .support_core(self.iso.inverse_transform_vector(dir));
-        self.iso.transform_point(local)
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Vertex {
-    /// Point of the Minkowski difference `a - b`.
-    w: Vec3A,
-    a: Vec3A,
-    b: Vec3A,
-}
-
-fn support(a: &Placed, b: &Placed, d: Vec3A) -> Vertex {
-    let pa = a.support_core(d);
-    let pb = b.support_core(-d);
-    Vertex {
-        w: pa - pb,
-        a: pa,
-        b: pb,
-    }
-}
-
-/// GJK's answer.
-#[derive(Clone, Debug)]
-pub(crate) struct Distance {
-    /// Distance between the cores (0 when they overlap).
-    pub distance: f32,
-    /// Closest point on A's core.
-    pub point_a: Vec3A,
-    /// Closest point on B's core.
-    pub point_b: Vec3A,
-    /// Whether the cores overlap.
-    pub overlap: bool,
-}
-
-/// Closest point to the origin on the simplex; reduces the simplex to the supporting
-/// sub-simplex and returns the barycentric weights of the kept vertices.
-fn closest(simplex: &mut ArrayVec<Vertex, 4>) -> (Vec3A, ArrayVec<f32, 4>) {
-    let mut weights = ArrayVec::new();
-    match simplex.len() {
-        1 => {
-            weights.push(1.0);
-            (simplex[0].w, weights)
+    pub fn support(&self, d: Vec3A) -> Vertex {
+        let mut pa = self.a.support_core(d);
+        if self.inflate_a > 0.0 {
+            pa += d.normalize_or_zero() * self.inflate_a;
         }
-        2 => {
-            let (a, b) = (simplex[0].w, simplex[1].w);
-            let ab = b - a;
-            let denom = ab.length_squared();
-            let t = if denom > 0.0 {
-                (-a.dot(ab) / denom).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            if t <= 0.0 {
-                simplex.truncate(1);
-                weights.push(1.0);
-                (a, weights)
-            } else if t >= 1.0 {
-                simplex.remove(0);
-                weights.push(1.0);
-                (b, weights)
-            } else {
-                weights.push(1.0 - t);
-                weights.push(t);
-                (a + ab * t, weights)
+        let pb = self.b_in_a.transform_point(
+            self.b
+                .support_core(self.b_in_a.inverse_transform_vector(-d)),
+        );
+        Vertex {
+            w: pa - pb,
+            a: pa,
+            b: pb,
+        }
+    }
+
+    /// A length that sets the scale of the tolerances: the size of the pair.
+    pub fn scale(&self) -> f32 {
+        let ea = (self.a.support_core(Vec3A::X) - self.a.support_core(-Vec3A::X)).length();
+        1.0 + ea + self.b_in_a.translation.length()
+    }
+}
+
+/// A vertex of the simplex: a point of `A - B` and the points of A and B it came from.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Vertex {
+    pub w: Vec3A,
+    pub a: Vec3A,
+    pub b: Vec3A,
+}
+
+/// A simplex of up to four vertices with the barycentric weights of its closest point.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Simplex {
+    pub verts: ArrayVec<Vertex, 4>,
+    pub weights: ArrayVec<f32, 4>,
+}
+
+impl Simplex {
+    /// The closest point (weighted sum of `w`).
+    pub fn point(&self) -> Vec3A {
+        self.weighted(|v| v.w)
+    }
+
+    /// The closest points on A and on B.
+    pub fn points(&self) -> (Vec3A, Vec3A) {
+        (self.weighted(|v| v.a), self.weighted(|v| v.b))
+    }
+
+    fn weighted(&self, f: impl Fn(&Vertex) -> Vec3A) -> Vec3A {
+        self.verts
+            .iter()
+            .zip(&self.weights)
+            .map(|(v, &t)| f(v) * t)
+            .sum()
+    }
+
+    fn set(&mut self, verts: &[Vertex], weights: &[f32]) {
+        self.verts.clear();
+        self.verts.extend(verts.iter().copied());
+        self.weights.clear();
+        self.weights.extend(weights.iter().copied());
+    }
+
+    /// Replaces the simplex by the sub-simplex supporting its closest point to the origin
+    /// and sets the weights. Returns the closest point.
+    fn solve(&mut self) -> Vec3A {
+        let v = self.verts.clone();
+        match v.len() {
+            1 => self.set(&v, &[1.0]),
+            2 => {
+                let (s, t) = closest_on_segment(v[0].w, v[1].w);
+                match s {
+                    Region::Vertex(i) => self.set(&[v[i]], &[1.0]),
+                    _ => self.set(&v, &[1.0 - t, t]),
+                }
+            }
+            3 => {
+                let (idx, w) = closest_on_triangle([v[0].w, v[1].w, v[2].w]);
+                let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
+                self.set(&sub, &w);
+            }
+            _ => self.solve_tetrahedron(),
+        }
+        self.point()
+    }
+
+    fn solve_tetrahedron(&mut self) {
+        let v = self.verts.clone();
+        let p = [v[0].w, v[1].w, v[2].w, v[3].w];
+        // Signed volumes: the origin is inside when it is on the inner side of all four
+        // faces, i.e. each face's volume with the origin has the sign of the whole.
+        let vol = |a: Vec3A, b: Vec3A, c: Vec3A, d: Vec3A| (b - a).cross(c - a).dot(d - a);
+        let total = vol(p[0], p[1], p[2], p[3]);
+        let faces = [[1, 2, 3, 0], [0, 3, 2, 1], [0, 1, 3, 2], [0, 2, 1, 3]];
+        let scale = (p[1] - p[0])
+            .length_squared()
+            .max((p[2] - p[0]).length_squared())
+            .max((p[3] - p[0]).length_squared());
+        let flat = total.abs() <= 1e-9 * scale * scale.sqrt();
+        if !flat {
+            let mut bary = [0.0f32; 4];
+            let mut inside = true;
+            for f in faces {
+                // Volume with the origin replacing the opposite vertex f[3].
+                let part = vol(p[f[0]], p[f[1]], p[f[2]], Vec3A::ZERO);
+                let own = vol(p[f[0]], p[f[1]], p[f[2]], p[f[3]]);
+                let t = part / own;
+                if t < 0.0 {
+                    inside = false;
+                }
+                bary[f[3]] = t;
+            }
+            if inside {
+                let sum: f32 = bary.iter().sum();
+                let w: ArrayVec<f32, 4> = bary.iter().map(|b| b / sum).collect();
+                self.set(&v, &w);
+                return;
             }
         }
-        3 => closest_triangle(simplex),
-        _ => closest_tetrahedron(simplex),
+        // Outside (or flat): the closest point lies on a face the origin can see (for a
+        // flat tetrahedron, on any face); take the closest of those.
+        let mut best: Option<(f32, ArrayVec<usize, 3>, ArrayVec<f32, 3>)> = None;
+        for f in faces {
+            if !flat {
+                let part = vol(p[f[0]], p[f[1]], p[f[2]], Vec3A::ZERO);
+                let own = vol(p[f[0]], p[f[1]], p[f[2]], p[f[3]]);
+                if part / own >= 0.0 {
+                    continue;
+                }
+            }
+            let (idx, w) = closest_on_triangle([p[f[0]], p[f[1]], p[f[2]]]);
+            let q: Vec3A = idx.iter().zip(&w).map(|(&i, &t)| p[f[i]] * t).sum();
+            let d = q.length_squared();
+            if best.as_ref().is_none_or(|b| d < b.0) {
+                let idx = idx.iter().map(|&i| f[i]).collect();
+                best = Some((d, idx, w));
+            }
+        }
+        let (_, idx, w) = best.expect("a tetrahedron has a face the origin sees");
+        let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
+        self.set(&sub, &w);
     }
 }
 
-/// Ericson, "Real-Time Collision Detection", 5.1.5, with the origin as the query point.
-fn closest_triangle(s: &mut ArrayVec<Vertex, 4>) -> (Vec3A, ArrayVec<f32, 4>) {
-    let (a, b, c) = (s[0].w, s[1].w, s[2].w);
-    let (ab, ac, ap) = (b - a, c - a, -a);
-    let mut w = ArrayVec::new();
-    let d1 = ab.dot(ap);
-    let d2 = ac.dot(ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        *s = [s[0]].into_iter().collect();
-        w.push(1.0);
-        return (a, w);
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Region {
+    Vertex(usize),
+    Edge,
+}
+
+/// Closest point to the origin on segment `ab`: the region and the parameter `t`.
+fn closest_on_segment(a: Vec3A, b: Vec3A) -> (Region, f32) {
+    let ab = b - a;
+    let denom = ab.length_squared();
+    if denom <= 0.0 {
+        return (Region::Vertex(0), 0.0);
     }
-    let bp = -b;
-    let d3 = ab.dot(bp);
-    let d4 = ac.dot(bp);
+    let t = -a.dot(ab) / denom;
+    if t <= 0.0 {
+        (Region::Vertex(0), 0.0)
+    } else if t >= 1.0 {
+        (Region::Vertex(1), 1.0)
+    } else {
+        (Region::Edge, t)
+    }
+}
+
+/// Closest point to the origin on triangle `p`: indices of the supporting vertices and
+/// their weights (Ericson 5.1.5). A degenerate triangle falls back to its best edge.
+fn closest_on_triangle(p: [Vec3A; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f32, 3>) {
+    let (a, b, c) = (p[0], p[1], p[2]);
+    let (ab, ac) = (b - a, c - a);
+    let one = |i: usize| ([i].into_iter().collect(), [1.0].into_iter().collect());
+    let two = |i: usize, j: usize, t: f32| {
+        (
+            [i, j].into_iter().collect(),
+            [1.0 - t, t].into_iter().collect(),
+        )
+    };
+    let d1 = ab.dot(-a);
+    let d2 = ac.dot(-a);
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return one(0);
+    }
+    let d3 = ab.dot(-b);
+    let d4 = ac.dot(-b);
     if d3 >= 0.0 && d4 <= d3 {
-        *s = [s[1]].into_iter().collect();
-        w.push(1.0);
-        return (b, w);
+        return one(1);
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        *s = [s[0], s[1]].into_iter().collect();
-        w.push(1.0 - v);
-        w.push(v);
-        return (a + ab * v, w);
+        return two(0, 1, d1 / (d1 - d3));
     }
-    let cp = -c;
-    let d5 = ab.dot(cp);
-    let d6 = ac.dot(cp);
+    let d5 = ab.dot(-c);
+    let d6 = ac.dot(-c);
     if d6 >= 0.0 && d5 <= d6 {
-        *s = [s[2]].into_iter().collect();
-        w.push(1.0);
-        return (c, w);
+        return one(2);
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let v = d2 / (d2 - d6);
-        *s = [s[0], s[2]].into_iter().collect();
-        w.push(1.0 - v);
-        w.push(v);
-        return (a + ac * v, w);
+        return two(0, 2, d2 / (d2 - d6));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let v = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        *s = [s[1], s[2]].into_iter().collect();
-        w.push(1.0 - v);
-        w.push(v);
-        return (b + (c - b) * v, w);
+        return two(1, 2, (d4 - d3) / ((d4 - d3) + (d5 - d6)));
     }
-    let denom = 1.0 / (va + vb + vc);
-    let v = vb * denom;
-    let ww = vc * denom;
-    w.push(1.0 - v - ww);
-    w.push(v);
-    w.push(ww);
-    (a + ab * v + ac * ww, w)
-}
-
-fn closest_tetrahedron(s: &mut ArrayVec<Vertex, 4>) -> (Vec3A, ArrayVec<f32, 4>) {
-    let pts = [s[0], s[1], s[2], s[3]];
-    let faces = [[0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2], [1, 3, 2, 0]];
-    let mut best: Option<(f32, ArrayVec<Vertex, 4>, Vec3A, ArrayVec<f32, 4>)> = None;
-    let mut inside = true;
-    for f in faces {
-        let (a, b, c, d) = (pts[f[0]].w, pts[f[1]].w, pts[f[2]].w, pts[f[3]].w);
-        let n = (b - a).cross(c - a);
-        // Origin and the opposite vertex on different sides: the origin is outside here.
-        let so = (-a).dot(n);
-        let sd = (d - a).dot(n);
-        if so * sd < 0.0 {
-            inside = false;
-            let mut tri: ArrayVec<Vertex, 4> =
-                [pts[f[0]], pts[f[1]], pts[f[2]]].into_iter().collect();
-            let (p, w) = closest_triangle(&mut tri);
-            let d2 = p.length_squared();
-            if best.as_ref().is_none_or(|b| d2 < b.0) {
-                best = Some((d2, tri, p, w));
+    let sum = va + vb + vc;
+    if sum <= f32::MIN_POSITIVE || !sum.is_finite() {
+        // Collinear vertices: the closest of the three edges.
+        let mut best = (f32::MAX, 0, 1, 0.0);
+        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+            let (r, t) = closest_on_segment(p[i], p[j]);
+            let t = match r {
+                Region::Vertex(0) => 0.0,
+                Region::Vertex(_) => 1.0,
+                Region::Edge => t,
+            };
+            let d = (p[i] + (p[j] - p[i]) * t).length_squared();
+            if d < best.0 {
+                best = (d, i, j, t);
             }
         }
+        return two(best.1, best.2, best.3);
     }
-    if inside {
-        let mut w = ArrayVec::new();
-        w.extend([0.25; 4]);
-        return (Vec3A::ZERO, w);
-    }
-    let (_, tri, p, w) = best.expect("origin outside some face");
-    *s = tri;
-    (p, w)
-}
-
-/// GJK distance between the cores of `a` and `b`.
-pub(crate) fn distance(a: &Placed, b: &Placed) -> (Distance, ArrayVec<[Vec3A; 3], 4>) {
-    let mut dir = a.iso.translation - b.iso.translation;
-    if dir.length_squared() < 1e-12 {
-        dir = Vec3A::X;
-    }
-    let mut simplex: ArrayVec<Vertex, 4> = ArrayVec::new();
-    simplex.push(support(a, b, -dir));
-    let (mut v, mut weights) = closest(&mut simplex);
-    let scale = 1.0 + dir.length();
-    let rel_eps = 1e-6;
-    for _ in 0..64 {
-        let vv = v.length_squared();
-        if vv <= 1e-12 * scale * scale {
-            break;
-        }
-        let w = support(a, b, -v);
-        // No progress towards the origin: v is (within tolerance) the closest point.
-        if vv - v.dot(w.w) <= rel_eps * vv.max(1e-12) {
-            break;
-        }
-        if simplex
-            .iter()
-            .any(|s| (s.w - w.w).length_squared() < 1e-14 * scale * scale)
-        {
-            break;
-        }
-        simplex.push(w);
-        let (nv, nw) = closest(&mut simplex);
-        if simplex.len() == 4 && nv == Vec3A::ZERO {
-            v = nv;
-            weights = nw;
-            break;
-        }
-        // Monotone: the new closest point must be closer; if not, numerical noise.
-        if nv.length_squared() >= vv {
-            break;
-        }
-        v = nv;
-        weights = nw;
-    }
-    let mut pa = Vec3A::ZERO;
-    let mut pb = Vec3A::ZERO;
-    for (s, w) in simplex.iter().zip(&weights) {
-        pa += s.a * *w;
-        pb += s.b * *w;
-    }
-    let dist = v.length();
-    let overlap = dist <= 1e-6 * scale;
-    let raw = simplex.iter().map(|s| [s.w, s.a, s.b]).collect();
+    let (v, w) = (vb / sum, vc / sum);
     (
-        Distance {
-            distance: if overlap { 0.0 } else { dist },
-            point_a: pa,
-            point_b: pb,
-            overlap,
-        },
-        raw,
+        [0, 1, 2].into_iter().collect(),
+        [1.0 - v - w, v, w].into_iter().collect(),
     )
 }
 
-/// EPA's answer: the penetration normal (from A to B) and depth of the cores, with the
-/// deepest points on each core.
+/// How GJK ended.
 #[derive(Clone, Debug)]
-pub(crate) struct Penetration {
+pub(crate) struct GjkResult {
+    /// The final simplex; its closest point is `v`.
+    pub simplex: Simplex,
+    /// Closest point of `A - B` to the origin found (zero vector when overlapping).
+    pub v: Vec3A,
+    /// Whether the cores overlap (|v| below the tolerance).
+    pub overlap: bool,
+}
+
+/// Runs GJK on `pair`, starting from direction `start` (any non-zero vector; the centre
+/// offset is a good guess). `overlap_tolerance` is the distance under which the cores
+/// count as overlapping.
+pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResult {
+    let scale = pair.scale();
+    let dir = if start.length_squared() > 1e-20 {
+        start
+    } else {
+        Vec3A::X
+    };
+    let mut simplex = Simplex::default();
+    simplex.verts.push(pair.support(-dir));
+    let mut v = simplex.solve();
+    let tol2 = overlap_tolerance * overlap_tolerance;
+    for _ in 0..MAX_ITERATIONS {
+        let vv = v.length_squared();
+        if vv <= tol2 {
+            return GjkResult {
+                simplex,
+                v,
+                overlap: true,
+            };
+        }
+        let w = pair.support(-v);
+        // Upper bound |v| minus lower bound v·w/|v|, times |v|.
+        let gap = vv - v.dot(w.w);
+        if gap <= 1e-5 * vv + 1e-10 * scale * scale {
+            break;
+        }
+        if simplex
+            .verts
+            .iter()
+            .any(|s| (s.w - w.w).length_squared() <= 1e-12 * scale * scale)
+        {
+            break;
+        }
+        let saved = simplex.clone();
+        simplex.verts.push(w);
+        let nv = simplex.solve();
+        let nvv = nv.length_squared();
+        if nvv >= vv {
+            // No progress: numerical noise. Keep the previous, consistent simplex.
+            simplex = saved;
+            break;
+        }
+        v = nv;
+        if simplex.verts.len() == 4 {
+            // The origin is inside the tetrahedron.
+            return GjkResult {
+                simplex,
+                v: Vec3A::ZERO,
+                overlap: true,
+            };
+        }
+    }
+    let overlap = v.length_squared() <= tol2;
+    GjkResult {
+        simplex,
+        v,
+        overlap,
+    }
+}
+
+/// Distance and closest points between two convex shapes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosestPoints {
+    /// Signed distance between the full shapes (cores plus convex radii): positive when
+    /// apart, negative when they overlap (then the penetration depth, by EPA).
+    pub separation: f32,
+    /// World-space unit normal from A towards B (the direction in which moving B by
+    /// `-separation` makes the shapes just touch).
     pub normal: Vec3A,
-    pub depth: f32,
+    /// The point of A's surface furthest along the normal towards B (world).
     pub point_a: Vec3A,
+    /// The point of B's surface (world); `point_b - point_a = separation * normal`.
     pub point_b: Vec3A,
 }
 
-#[derive(Clone, Copy)]
-struct EpaFace {
-    v: [usize; 3],
-    n: Vec3A,
-    d: f32,
+/// Distance between the cores under which they count as overlapping (then EPA runs).
+pub(crate) fn overlap_tolerance(scale: f32) -> f32 {
+    1e-5 * scale
 }
 
-/// Expanding polytope: penetration of overlapping cores, starting from GJK's simplex.
-pub(crate) fn penetration(a: &Placed, b: &Placed, start: &[[Vec3A; 3]]) -> Option<Penetration> {
-    let mut verts: Vec<Vertex> = start.iter().map(|&[w, a, b]| Vertex { w, a, b }).collect();
-    // Grow the start to a tetrahedron that contains the origin.
-    let dirs = [
-        Vec3A::X,
-        Vec3A::Y,
-        Vec3A::Z,
-        -Vec3A::X,
-        -Vec3A::Y,
-        -Vec3A::Z,
-    ];
-    let mut k = 0;
-    while verts.len() < 4 && k < dirs.len() {
-        let v = support(a, b, dirs[k]);
-        if verts.iter().all(|u| (u.w - v.w).length_squared() > 1e-12) {
-            let ok = match verts.len() {
-                1 => true,
-                2 => {
-                    (v.w - verts[0].w)
-                        .cross(verts[1].w - verts[0].w)
-                        .length_squared()
-                        > 1e-12
-                }
-                _ => {
-                    let n = (verts[1].w - verts[0].w).cross(verts[2].w - verts[0].w);
-                    n.dot(v.w - verts[0].w).abs() > 1e-9
-                }
-            };
-            if ok {
-                verts.push(v);
-            }
-        }
-        k += 1;
+/// GJK on the cores, then the radii; EPA (see `epa.rs`) when the cores overlap.
+/// Results in A's frame: (separation, normal, point on A, point on B).
+pub(crate) fn closest_in_a(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
+    let (ra, rb) = (pair.a.convex_radius(), pair.b.convex_radius());
+    let scale = pair.scale();
+    let start = -pair.b_in_a.translation;
+    let res = gjk(pair, start, overlap_tolerance(scale));
+    if !res.overlap {
+        let (pa, pb) = res.simplex.points();
+        let dist = res.v.length();
+        let n = -res.v / dist;
+        let sep = dist - ra - rb;
+        return (sep, n, pa + n * ra, pb - n * rb);
     }
-    if verts.len() < 4 {
-        return None;
-    }
-    let make = |verts: &[Vertex], i: usize, j: usize, k: usize| -> Option<EpaFace> {
-        let n = (verts[j].w - verts[i].w).cross(verts[k].w - verts[i].w);
-        let len = n.length();
-        if len < 1e-12 {
-            return None;
-        }
-        let n = n / len;
-        Some(EpaFace {
-            v: [i, j, k],
-            n,
-            d: n.dot(verts[i].w),
-        })
-    };
-    let mut faces: Vec<EpaFace> = Vec::with_capacity(64);
-    for f in [[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]] {
-        let mut face = make(&verts, f[0], f[1], f[2])?;
-        // Orient outward (away from the fourth vertex).
-        let other = (0..4).find(|x| !f.contains(x)).expect("tetrahedron");
-        if face.n.dot(verts[other].w) - face.d > 0.0 {
-            face = make(&verts, f[0], f[2], f[1])?;
-        }
-        faces.push(face);
-    }
-    // The origin must be inside the start tetrahedron (cores overlap).
-    if faces.iter().any(|f| f.d < -1e-6) {
-        return None;
-    }
-    let mut edges: Vec<(usize, usize)> = Vec::new();
-    for _ in 0..64 {
-        let f = *faces.iter().min_by(|x, y| x.d.total_cmp(&y.d))?;
-        let v = support(a, b, f.n);
-        let gain = v.w.dot(f.n) - f.d;
-        if gain <= 1e-4 * (1.0 + f.d.abs()) {
-            return Some(finish(&verts, &f));
-        }
-        let vi = verts.len();
-        verts.push(v);
-        edges.clear();
-        let mut i = 0;
-        while i < faces.len() {
-            let g = faces[i];
-            if g.n.dot(v.w) - g.d > 0.0 {
-                for e in [(g.v[0], g.v[1]), (g.v[1], g.v[2]), (g.v[2], g.v[0])] {
-                    if let Some(pos) = edges.iter().position(|&x| x == (e.1, e.0)) {
-                        edges.swap_remove(pos);
-                    } else {
-                        edges.push(e);
-                    }
-                }
-                faces.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
-        for &(x, y) in &edges {
-            if let Some(face) = make(&verts, x, y, vi) {
-                faces.push(face);
-            }
-        }
-        if faces.is_empty() {
-            return Some(finish(&verts, &f));
-        }
-    }
-    let f = *faces.iter().min_by(|x, y| x.d.total_cmp(&y.d))?;
-    Some(finish(&verts, &f))
+    let (depth, n, pa, pb) = super::epa::penetration(pair);
+    (-depth - ra - rb, n, pa + n * ra, pb - n * rb)
 }
 
-fn finish(verts: &[Vertex], f: &EpaFace) -> Penetration {
-    // Barycentric coordinates of the origin's projection on the face.
-    let (p0, p1, p2) = (verts[f.v[0]], verts[f.v[1]], verts[f.v[2]]);
-    let p = f.n * f.d;
-    let (v0, v1, v2) = (p1.w - p0.w, p2.w - p0.w, p - p0.w);
-    let (d00, d01, d11) = (v0.dot(v0), v0.dot(v1), v1.dot(v1));
-    let (d20, d21) = (v2.dot(v0), v2.dot(v1));
-    let denom = d00 * d11 - d01 * d01;
-    let (v, w) = if denom.abs() > 1e-20 {
-        (
-            (d11 * d20 - d01 * d21) / denom,
-            (d00 * d21 - d01 * d20) / denom,
-        )
-    } else {
-        (1.0 / 3.0, 1.0 / 3.0)
+/// Signed distance, normal and closest points of two convex shapes under two poses:
+/// GJK on the cores with the convex radii added after, EPA when the cores overlap.
+/// Never NaN: coincident shapes get some unit normal and their overlap along it.
+#[must_use]
+pub fn closest_points(
+    a: &dyn ConvexSupport,
+    iso_a: &Isometry,
+    b: &dyn ConvexSupport,
+    iso_b: &Isometry,
+) -> ClosestPoints {
+    let pair = Pair {
+        a,
+        b,
+        b_in_a: iso_a.inverse().mul_isometry(iso_b),
+        inflate_a: 0.0,
     };
-    let u = 1.0 - v - w;
-    // The face normal points out of A - B: translating A by -depth * n separates the
-    // shapes, so B lies on A's +n side and the contact normal from A to B is +n.
-    Penetration {
-        normal: f.n,
-        depth: f.d,
-        point_a: p0.a * u + p1.a * v + p2.a * w,
-        point_b: p0.b * u + p1.b * v + p2.b * w,
+    let (separation, n, pa, pb) = closest_in_a(&pair);
+    ClosestPoints {
+        separation,
+        normal: iso_a.transform_vector(n),
+        point_a: iso_a.transform_point(pa),
+        point_b: iso_a.transform_point(pb),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triangle_and_tetrahedron_closest_points() {
+        // Triangle in the plane z = 1 around the z axis: closest point (0, 0, 1).
+        let (idx, w) = closest_on_triangle([
+            Vec3A::new(-1.0, -1.0, 1.0),
+            Vec3A::new(1.0, -1.0, 1.0),
+            Vec3A::new(0.0, 1.0, 1.0),
+        ]);
+        assert_eq!(idx.len(), 3);
+        let q = Vec3A::new(-1.0, -1.0, 1.0) * w[0]
+            + Vec3A::new(1.0, -1.0, 1.0) * w[1]
+            + Vec3A::new(0.0, 1.0, 1.0) * w[2];
+        assert!((q - Vec3A::Z).length() < 1e-6, "{q}");
+        // Collinear "triangle": falls back to an edge, no NaN.
+        let (_, w) = closest_on_triangle([
+            Vec3A::new(1.0, 1.0, 0.0),
+            Vec3A::new(2.0, 1.0, 0.0),
+            Vec3A::new(3.0, 1.0, 0.0),
+        ]);
+        assert!(w.iter().all(|x| x.is_finite()));
+        // A flat tetrahedron (all in z = 1) never claims to contain the origin.
+        let mut s = Simplex::default();
+        for p in [
+            Vec3A::new(-1.0, -1.0, 1.0),
+            Vec3A::new(1.0, -1.0, 1.0),
+            Vec3A::new(0.0, 1.0, 1.0),
+            Vec3A::new(0.0, 0.0, 1.0),
+        ] {
+            s.verts.push(Vertex {
+                w: p,
+                a: p,
+                b: Vec3A::ZERO,
+            });
+        }
+        let v = s.solve();
+        assert!((v - Vec3A::Z).length() < 1e-6, "{v}");
+        assert!(s.verts.len() < 4);
     }
 }
