@@ -39,6 +39,7 @@ mod pipeline;
 pub mod query;
 pub mod shape;
 pub mod solver;
+mod step;
 mod step_trace;
 pub mod support;
 pub mod world;

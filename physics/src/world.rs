@@ -20,8 +20,8 @@ use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
 use crate::shape::ShapeKind;
-use crate::solver::{self, SolverScratch, SolverSettings};
-use crate::step_trace::STAGES;
+use crate::solver::{SolverScratch, SolverSettings};
+use crate::step;
 
 /// World settings. `Default` gives Earth gravity along -Y, one object layer, a 2 cm
 /// speculative contact margin and a 10 cm broad-phase margin.
@@ -96,6 +96,8 @@ pub struct World {
     pub(crate) island_scratch: IslandScratch,
     pub(crate) sleep_events: Vec<SleepEvent>,
     pub(crate) step_count: u64,
+    pub(crate) step_graph: joule_graph::Graph,
+    pub(crate) step_ctx: joule_graph::Context,
 }
 
 impl std::fmt::Debug for World {
@@ -127,6 +129,9 @@ impl World {
             island_scratch: IslandScratch::default(),
             sleep_events: Vec::new(),
             step_count: 0,
+            step_graph: step::build()
+                .expect("the step graph's stages are ordered and their access does not conflict"),
+            step_ctx: joule_graph::Context::new(),
         }
     }
 
@@ -441,79 +446,46 @@ impl World {
         );
         self.sleep_events.clear();
         self.events.clear();
-        let settings = CollisionSettings {
-            margin: self.desc.contact_margin,
-            report_persist: self.desc.report_persist_events,
-        };
-        let jobs = self.jobs.clone();
-        let stage = |name: &'static str, f: &mut dyn FnMut()| {
-            let start = jobs.now_ns();
-            f();
-            jobs.record_span(name, start, jobs.now_ns());
-        };
-        stage(STAGES[0], &mut || {
-            pipeline::update_broad_phase(
-                &self.jobs,
-                &self.bodies,
-                &mut self.broad_phase,
-                &mut self.scratch,
-            );
-        });
-        stage(STAGES[1], &mut || {
-            pipeline::find_new_contacts(
-                &self.jobs,
-                &self.bodies,
-                &mut self.broad_phase,
-                &mut self.contacts,
-                &self.exclusions,
-                &self.desc.layers,
-                &self.mixing,
-                &mut self.scratch,
-            );
-        });
-        stage(STAGES[2], &mut || {
-            pipeline::update_contacts(
-                &self.jobs,
-                &self.bodies,
-                &self.broad_phase,
-                &mut self.contacts,
-                &settings,
-            );
-        });
-        stage(STAGES[3], &mut || {
-            pipeline::finish_contacts(&mut self.contacts, &settings, &mut self.events);
-            self.events.sort();
-            island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
-        });
-        stage(STAGES[4], &mut || {
-            solver::solve(
-                &self.jobs,
-                &mut self.bodies,
-                &mut self.contacts,
-                self.desc.gravity.into(),
-                dt,
-                &self.desc.solver,
-                &mut self.solver_scratch,
-            );
-        });
-        stage(STAGES[5], &mut || {
-            island::update_sleep(
-                &mut self.bodies,
-                &self.contacts,
-                &self.desc.sleep,
-                dt,
-                &mut self.island_scratch,
-                &mut self.sleep_events,
-            );
-        });
-        stage(STAGES[6], &mut || {
-            for b in &mut self.bodies.bodies {
-                b.force = Vec3A::ZERO;
-                b.torque = Vec3A::ZERO;
-            }
-            self.sleep_events.sort_by_key(|e| (e.body, e.asleep));
-        });
+        // Lend the parts to the step graph's context, run it, take them back.
+        let ctx = &mut self.step_ctx;
+        ctx.insert(std::mem::take(&mut self.bodies));
+        ctx.insert(std::mem::take(&mut self.broad_phase));
+        ctx.insert(std::mem::take(&mut self.contacts));
+        ctx.insert(std::mem::take(&mut self.exclusions));
+        ctx.insert(std::mem::take(&mut self.mixing));
+        ctx.insert(std::mem::take(&mut self.events));
+        ctx.insert(std::mem::take(&mut self.scratch));
+        ctx.insert(std::mem::take(&mut self.solver_scratch));
+        ctx.insert(std::mem::take(&mut self.island_scratch));
+        ctx.insert(step::SleepEvents(std::mem::take(&mut self.sleep_events)));
+        ctx.insert(std::mem::take(&mut self.desc));
+        ctx.insert(step::StepDt(dt));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.step_graph.run(&self.jobs, ctx);
+        }));
+        let took = "the step graph keeps every part it was given";
+        self.bodies = ctx.remove().expect(took);
+        self.broad_phase = ctx.remove().expect(took);
+        self.contacts = ctx.remove().expect(took);
+        self.exclusions = ctx.remove().expect(took);
+        self.mixing = ctx.remove().expect(took);
+        self.events = ctx.remove().expect(took);
+        self.scratch = ctx.remove().expect(took);
+        self.solver_scratch = ctx.remove().expect(took);
+        self.island_scratch = ctx.remove().expect(took);
+        self.sleep_events = ctx.remove::<step::SleepEvents>().expect(took).0;
+        self.desc = ctx.remove().expect(took);
+        let _ = ctx.remove::<step::StepDt>();
+        if let Err(p) = result {
+            std::panic::resume_unwind(p);
+        }
         self.step_count += 1;
+    }
+
+    /// The step's graph (its stages, edges and declared access), for inspection.
+    #[must_use]
+    pub fn step_graph(&self) -> &joule_graph::Graph {
+        &self.step_graph
     }
 
     /// Steps once with tracing on and returns the trace of that step: one task per stage

@@ -198,3 +198,30 @@ fn kinematic_and_static_bodies_do_not_collide_with_each_other() {
     assert!((w.position(k).unwrap().y - (1.0 - 2.0)).abs() < 1e-3);
     assert_eq!(w.contact_count(), 0);
 }
+
+#[test]
+fn resting_contacts_keep_their_impulses_from_step_to_step() {
+    // Warm starting: a resting box's contact points keep their feature ids, so each step
+    // starts from last step's accumulated impulses; at rest the total normal impulse per
+    // substep balances the weight: m g h with h = dt / substeps.
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    w.set_linear_velocity(b, Vec3::ZERO).unwrap();
+    run(&mut w, 20);
+    let c = w.contacts();
+    assert_eq!(c.len(), 1);
+    let total: f32 = c[0].normal_impulses.iter().sum();
+    let h = DT / w.desc().solver.substeps as f32;
+    let expected = w.mass(b).unwrap() * 9.81 * h;
+    assert!(
+        (total - expected).abs() < 0.02 * expected,
+        "impulse {total} vs weight {expected}"
+    );
+    w.step(DT);
+    let again: f32 = w.contacts()[0].normal_impulses.iter().sum();
+    assert!(
+        (again - total).abs() < 0.01 * expected,
+        "impulses persist: {total} then {again}"
+    );
+}

@@ -41,6 +41,10 @@ fn a_traced_step_shows_every_stage_and_the_jobs_they_ran() {
         assert!(json.contains(s), "{s} in the Chrome trace");
     }
     assert!(trace.to_svg().starts_with("<svg") || trace.to_svg().contains("<svg"));
+    // The step is a joule-graph graph whose tasks are the stages, in order.
+    let graph_tasks: Vec<&str> = w.step_graph().task_names().collect();
+    assert_eq!(graph_tasks, STAGES);
+    assert!(w.step_graph().to_dot().contains("narrow phase"));
     // Tracing is off again afterwards.
     assert!(!w.jobs().tracing());
 }
