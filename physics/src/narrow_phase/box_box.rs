@@ -39,7 +39,7 @@ const EDGE_REL: f32 = 0.05;
 /// whose axes are `axes` and centre `c`: corners counter-clockwise seen from outside.
 fn box_face(c: Vec3A, axes: &[Vec3A; 3], h: Vec3A, f: usize) -> [Vec3A; 4] {
     let k = f / 2;
-    let s = if f % 2 == 0 { 1.0 } else { -1.0 };
+    let s = if f.is_multiple_of(2) { 1.0 } else { -1.0 };
     let (u, v) = ((k + 1) % 3, (k + 2) % 3);
     let centre = c + axes[k] * (s * h[k]);
     let (eu, ev) = (axes[u] * h[u], axes[v] * h[v]);
