@@ -440,14 +440,30 @@ impl World {
     /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.
     /// Panics if `dt` is not finite and positive (a programming error).
     pub fn step(&mut self, dt: f32) {
+        let mut ctx = std::mem::take(&mut self.step_ctx);
+        self.lend_to(&mut ctx, dt);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.step_graph.run(&self.jobs, &mut ctx);
+        }));
+        self.take_back(&mut ctx);
+        self.step_ctx = ctx;
+        if let Err(p) = result {
+            std::panic::resume_unwind(p);
+        }
+    }
+
+    /// Moves the world's parts into `ctx` for one step of `dt` seconds run by
+    /// [`step_graph`](Self::step_graph), or by a game's frame graph that embeds it as a
+    /// subgraph (`GraphBuilder::subgraph("physics", world.step_graph())`). Call
+    /// [`take_back`](Self::take_back) after the run; in between the world is empty and its
+    /// getters report no bodies. Panics if `dt` is not finite and positive.
+    pub fn lend_to(&mut self, ctx: &mut joule_graph::Context, dt: f32) {
         assert!(
             dt.is_finite() && dt > 0.0,
             "World::step: dt must be finite and positive, got {dt}"
         );
         self.sleep_events.clear();
         self.events.clear();
-        // Lend the parts to the step graph's context, run it, take them back.
-        let ctx = &mut self.step_ctx;
         ctx.insert(std::mem::take(&mut self.bodies));
         ctx.insert(std::mem::take(&mut self.broad_phase));
         ctx.insert(std::mem::take(&mut self.contacts));
@@ -458,12 +474,15 @@ impl World {
         ctx.insert(std::mem::take(&mut self.solver_scratch));
         ctx.insert(std::mem::take(&mut self.island_scratch));
         ctx.insert(step::SleepEvents(std::mem::take(&mut self.sleep_events)));
-        ctx.insert(std::mem::take(&mut self.desc));
+        ctx.insert(self.desc.clone());
         ctx.insert(step::StepDt(dt));
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.step_graph.run(&self.jobs, ctx);
-        }));
-        let took = "the step graph keeps every part it was given";
+    }
+
+    /// Takes the world's parts back from `ctx` after a run of the step graph (see
+    /// [`lend_to`](Self::lend_to)). Panics if they are not all there (they were not lent,
+    /// or were removed by someone else).
+    pub fn take_back(&mut self, ctx: &mut joule_graph::Context) {
+        let took = "World::take_back: the world's parts are in the context (lend_to first)";
         self.bodies = ctx.remove().expect(took);
         self.broad_phase = ctx.remove().expect(took);
         self.contacts = ctx.remove().expect(took);
@@ -474,11 +493,8 @@ impl World {
         self.solver_scratch = ctx.remove().expect(took);
         self.island_scratch = ctx.remove().expect(took);
         self.sleep_events = ctx.remove::<step::SleepEvents>().expect(took).0;
-        self.desc = ctx.remove().expect(took);
+        let _ = ctx.remove::<WorldDesc>();
         let _ = ctx.remove::<step::StepDt>();
-        if let Err(p) = result {
-            std::panic::resume_unwind(p);
-        }
         self.step_count += 1;
     }
 
