@@ -4,14 +4,14 @@
 //!                      ┌─► animation ─┐
 //!   input ─► ai ───────┼─► audio ─────┼─► render prep ─► present (main thread only)
 //!   (10,000 agents,    └─► physics ───┘
-//!    parallel-for)         (subgraph: broad phase ─► narrow phase (dynamic) ─► solve ─► integrate)
+//!    parallel-for)         (subgraph: the engine's step graph, broadphase ─► ... ─► finalize)
 //! ```
 //!
 //! Animation, audio and the physics step run side by side after the AI, because each
 //! declares what it reads and writes and `build()` proved they touch nothing in common.
-//! The physics node is a placeholder subgraph built by [`placeholder_physics`]; when the
-//! engine exists, swap it for the engine's step graph (and put the engine's parts into the
-//! context): nothing else in the frame changes. `present` is pinned to the main thread
+//! The physics node is the engine's own step graph (`World::step_graph`), embedded as a
+//! subgraph: each frame the world lends its parts to the frame's context
+//! (`World::lend_to`), the frame runs, and the world takes them back (`World::take_back`). `present` is pinned to the main thread
 //! (sent there with `spawn_on`), as a graphics API would require.
 //!
 //! It runs 300 frames, prints a line per frame, and writes `trace.json` (open it in
@@ -26,17 +26,20 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use joule_graph::{Context, Graph, GraphBuilder};
 use joule_jobs::JobSystem;
+use joule_physics::body::BodyDesc;
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+use joule_physics::world::{World, WorldDesc};
 
 const AGENTS: usize = 10_000;
 /// Agents are stored in blocks of this many, each behind its own lock; the AI loop's
 /// chunks are whole blocks (its grain), so no two chunks ever want the same lock.
 const BLOCK: usize = 256;
-const BODIES: usize = 2_048;
+const BODIES: usize = 512;
 const DT: f32 = 1.0 / 60.0;
 
 // ---- game state --------------------------------------------------------------------
@@ -97,125 +100,43 @@ struct Audio {
 
 struct RenderList {
     sprites: usize,
-    bounds: [f32; 4],
-    contacts: usize,
 }
 
 struct FrameStats {
     presented: u64,
 }
 
-// ---- the placeholder physics step ---------------------------------------------------
+// ---- the physics step -------------------------------------------------------------
 
-/// What the placeholder step works on; the engine will bring its own parts instead.
-struct PhysicsWorld {
-    pos: Vec<[f32; 2]>,
-    vel: Vec<[f32; 2]>,
-}
-
-struct Pairs(Vec<(u32, u32)>);
-struct Contacts(AtomicUsize);
-
-/// A stand-in for the engine's step with the shape the real one will have: a serial
-/// broad phase, a narrow phase that spawns a job per batch of pairs, and two parallel
-/// loops. Swap this function for the engine's graph.
-fn placeholder_physics() -> Graph {
-    let mut p = GraphBuilder::new();
-    let broad = p
-        .task("broad_phase", |cx| {
-            let world = cx.read::<PhysicsWorld>();
-            let mut pairs = cx.write::<Pairs>();
-            pairs.0.clear();
-            // Neighbours in a sorted sweep along x (a toy sweep-and-prune).
-            let mut order: Vec<u32> = (0..world.pos.len() as u32).collect();
-            order.sort_by(|&a, &b| world.pos[a as usize][0].total_cmp(&world.pos[b as usize][0]));
-            for w in order.windows(2) {
-                let (a, b) = (world.pos[w[0] as usize], world.pos[w[1] as usize]);
-                if (a[0] - b[0]).abs() < 0.5 {
-                    pairs.0.push((w[0], w[1]));
-                }
-            }
-        })
-        .reads::<PhysicsWorld>()
-        .writes::<Pairs>()
-        .id();
-    let narrow = p
-        .dynamic("narrow_phase", |cx, spawner| {
-            cx.read::<Contacts>().0.store(0, Ordering::Relaxed);
-            let n = cx.read::<Pairs>().0.len();
-            for start in (0..n).step_by(128) {
-                spawner.spawn(move |cx, _| {
-                    let world = cx.read::<PhysicsWorld>();
-                    let pairs = cx.read::<Pairs>();
-                    let end = (start + 128).min(pairs.0.len());
-                    let touching = pairs.0[start..end]
-                        .iter()
-                        .filter(|&&(a, b)| {
-                            let (p, q) = (world.pos[a as usize], world.pos[b as usize]);
-                            (p[0] - q[0]).hypot(p[1] - q[1]) < 0.5
-                        })
-                        .count();
-                    cx.read::<Contacts>()
-                        .0
-                        .fetch_add(touching, Ordering::Relaxed);
-                });
-            }
-        })
-        .reads::<PhysicsWorld>()
-        .reads::<Pairs>()
-        .writes::<Contacts>()
-        .after(broad)
-        .id();
-    let solve = p
-        .parallel_for(
-            "solve",
-            |cx| 0..cx.read::<Pairs>().0.len(),
-            64,
-            |cx, range| {
-                // Placeholder work: the real solver writes velocities by colour.
-                let pairs = cx.read::<Pairs>();
-                let world = cx.read::<PhysicsWorld>();
-                let mut energy = 0.0f32;
-                for &(a, b) in &pairs.0[range] {
-                    let (p, q) = (world.vel[a as usize], world.vel[b as usize]);
-                    energy += (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2);
-                }
-                std::hint::black_box(energy);
-            },
-        )
-        .reads::<Pairs>()
-        .reads::<PhysicsWorld>()
-        .after(narrow)
-        .id();
-    p.task("integrate", |cx| {
-        let mut world = cx.write::<PhysicsWorld>();
-        let PhysicsWorld { pos, vel } = &mut *world;
-        for (x, v) in pos.iter_mut().zip(vel.iter_mut()) {
-            v[1] -= 9.81 * DT;
-            x[0] += v[0] * DT;
-            x[1] += v[1] * DT;
-            if x[1] < 0.0 {
-                x[1] = 0.0;
-                v[1] *= -0.5;
-            }
-        }
-    })
-    .writes::<PhysicsWorld>()
-    .after(solve);
-    p.build().expect("the placeholder physics graph is valid")
-}
-
-fn physics_context(ctx: &mut Context) {
-    ctx.insert(PhysicsWorld {
-        pos: (0..BODIES)
-            .map(|i| [(i % 64) as f32 * 0.4, 1.0 + (i / 64) as f32 * 0.3])
-            .collect(),
-        vel: (0..BODIES)
-            .map(|i| [((i * 7) % 13) as f32 * 0.1 - 0.6, 0.0])
-            .collect(),
-    });
-    ctx.insert(Pairs(Vec::new()));
-    ctx.insert(Contacts(AtomicUsize::new(0)));
+/// The engine's world: a ground and a rain of boxes and spheres. Its step graph is
+/// embedded in the frame graph as the `physics` subgraph; every frame the world lends its
+/// parts to the frame's context (`lend_to`) and takes them back after the run.
+fn physics_world(jobs: &JobSystem) -> World {
+    let mut world = World::new(WorldDesc::default(), jobs.clone());
+    world
+        .create_body(&BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(30.0, 0.5, 30.0)).expect("ground"),
+            Vec3::new(0.0, -0.5, 0.0),
+        ))
+        .expect("ground");
+    let cube = Shape::cuboid(Vec3::splat(0.4)).expect("box");
+    let ball = Shape::sphere(0.4).expect("sphere");
+    for i in 0..BODIES {
+        let p = Vec3::new(
+            (i % 16) as f32 * 1.1 - 8.0,
+            1.0 + (i / 256) as f32 * 1.2,
+            ((i / 16) % 16) as f32 * 1.1 - 8.0,
+        );
+        let shape = if i % 2 == 0 {
+            cube.clone()
+        } else {
+            ball.clone()
+        };
+        world
+            .create_body(&BodyDesc::dynamic(shape, p))
+            .expect("body");
+    }
+    world
 }
 
 // ---- the frame graph ----------------------------------------------------------------
@@ -297,28 +218,13 @@ fn frame_graph(jobs: &JobSystem, physics: &Graph) -> Graph {
     let render = b
         .task("render_prep", |cx| {
             let anim = cx.read::<Animation>();
-            let world = cx.read::<PhysicsWorld>();
-            let mut bounds = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
-            for p in &world.pos {
-                bounds = [
-                    bounds[0].min(p[0]),
-                    bounds[1].min(p[1]),
-                    bounds[2].max(p[0]),
-                    bounds[3].max(p[1]),
-                ];
-            }
             let visible = anim.poses.iter().filter(|&&p| p > -0.9).count();
-            let contacts = cx.read::<Contacts>().0.load(Ordering::Relaxed);
             let loud = cx.read::<Audio>().loudness;
             let mut list = cx.write::<RenderList>();
-            list.sprites = visible + world.pos.len() + usize::from(loud > 0.0);
-            list.bounds = bounds;
-            list.contacts = contacts;
+            list.sprites = visible + usize::from(loud > 0.0);
         })
         .reads::<Animation>()
         .reads::<Audio>()
-        .reads::<PhysicsWorld>()
-        .reads::<Contacts>()
         .writes::<RenderList>()
         .after([animation, audio, physics])
         .id();
@@ -384,8 +290,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .threads(args.threads)
         .thread_name(|i| format!("game-worker-{i}"))
         .build()?;
-    let physics = placeholder_physics();
-    let frame = frame_graph(&jobs, &physics);
+    let mut world = physics_world(&jobs);
+    let physics_tasks = world.step_graph().len();
+    let frame = frame_graph(&jobs, world.step_graph());
     let mut ctx = Context::new()
         .with(Input {
             frame: 0,
@@ -397,17 +304,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             poses: Vec::with_capacity(AGENTS),
         })
         .with(Audio { loudness: 0.0 })
-        .with(RenderList {
-            sprites: 0,
-            bounds: [0.0; 4],
-            contacts: 0,
-        })
+        .with(RenderList { sprites: 0 })
         .with(FrameStats { presented: 0 });
-    physics_context(&mut ctx);
     println!(
         "game_frame: {} tasks ({} in the physics subgraph), {} workers + the main thread, {} frames",
         frame.len(),
-        physics.len(),
+        physics_tasks,
         jobs.num_workers(),
         args.frames
     );
@@ -418,18 +320,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             frame.set_tracing(true);
         }
         let start = Instant::now();
+        world.lend_to(&mut ctx, DT);
         frame.run(&jobs, &mut ctx);
+        world.take_back(&mut ctx);
         let us = start.elapsed().as_secs_f64() * 1e6;
         times.push(us);
-        let list = ctx.get_mut::<RenderList>().expect("render list");
-        let (sprites, contacts, bounds) = (list.sprites, list.contacts, list.bounds);
+        let sprites =
+            ctx.get_mut::<RenderList>().expect("render list").sprites + world.body_count();
+        let contacts = world.contacts().len();
+        let asleep = world.body_count() - 1 - world.awake_body_count();
         let loudness = ctx.get_mut::<Audio>().expect("audio").loudness;
         println!(
-            "frame {:>3}: {us:>8.1} µs  sprites {sprites}  contacts {contacts:>4}  loudness {loudness:.3}  \
-             bodies x {:.1}..{:.1}",
-            f + 1,
-            bounds[0],
-            bounds[2]
+            "frame {:>3}: {us:>8.1} µs  sprites {sprites}  contacts {contacts:>4}  asleep {asleep:>4}  loudness {loudness:.3}",
+            f + 1
         );
     }
     let presented = ctx.get_mut::<FrameStats>().expect("stats").presented;
