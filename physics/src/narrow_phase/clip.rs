@@ -14,6 +14,10 @@
 //! cut lies on, each polygon vertex carries the line its outgoing edge lies on: an
 //! incident edge, or a reference side plane once a cut has run along it.
 //!
+//! The side planes are pushed out by a slop of 0.1% of the reference face's size: an
+//! incident vertex exactly on a side plane (aligned stacks) then keeps its id under
+//! perturbations smaller than the slop.
+//!
 //! A reference "face" may also be a segment (a capsule or cylinder side): then only its
 //! two end planes clip. An incident face may be a polygon, a segment or one point.
 
@@ -26,6 +30,12 @@ use super::manifold::{WorldPoint, feature};
 /// Most points clipping can produce: a convex n-gon cut by m planes keeps at most n + m
 /// vertices, and faces have at most 32 vertices.
 pub(crate) const MAX_CLIPPED: usize = 2 * crate::support::MAX_FACE_VERTICES;
+
+/// The side planes are pushed out by this fraction of the reference face's size, so an
+/// incident vertex lying on a side plane (boxes stacked with aligned edges) stays an
+/// incident vertex under tiny perturbations instead of flipping between being kept and
+/// being cut, which would change its feature id from frame to frame.
+const CLIP_SLOP: f32 = 1e-3;
 
 /// The line a polygon vertex's outgoing edge lies on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,16 +188,17 @@ pub(crate) fn clip_faces(
 
     if refs.len() >= 3 {
         let c = plane_p;
+        let size = refs.iter().map(|p| (*p - c).length()).fold(0.0, f32::max);
+        let slop = CLIP_SLOP * size;
         for k in 0..refs.len() {
             let (p, q) = (refs[k], refs[(k + 1) % refs.len()]);
-            let mut s = (q - p).cross(ref_n);
-            if s.length_squared() <= 1e-20 {
+            let Some(mut s) = (q - p).cross(ref_n).try_normalize() else {
                 continue;
-            }
+            };
             if s.dot(c - p) > 0.0 {
                 s = -s;
             }
-            clip_plane(&poly, s, s.dot(p), k as u32, &mut tmp);
+            clip_plane(&poly, s, s.dot(p) + slop, k as u32, &mut tmp);
             std::mem::swap(&mut poly, &mut tmp);
             if poly.is_empty() {
                 return true;
@@ -197,10 +208,11 @@ pub(crate) fn clip_faces(
         // A segment: its two end planes (the segment projected along the normal).
         let (p, q) = (refs[0], refs[1]);
         let axis = (q - p) - ref_n * ref_n.dot(q - p);
-        if axis.length_squared() > 1e-20 {
-            clip_plane(&poly, -axis, -axis.dot(p), 0, &mut tmp);
+        if let Some(axis) = axis.try_normalize() {
+            let slop = CLIP_SLOP * (q - p).length();
+            clip_plane(&poly, -axis, -axis.dot(p) + slop, 0, &mut tmp);
             std::mem::swap(&mut poly, &mut tmp);
-            clip_plane(&poly, axis, axis.dot(q), 1, &mut tmp);
+            clip_plane(&poly, axis, axis.dot(q) + slop, 1, &mut tmp);
             std::mem::swap(&mut poly, &mut tmp);
         }
     }
@@ -297,14 +309,18 @@ mod tests {
         assert_eq!(ids.len(), 4, "unique ids");
         for p in &out {
             assert_eq!((p.feature >> 12) & 3, feature::REFERENCE_CORNER);
-            assert!((p.on_a.x.abs() - 0.5).abs() < 1e-6 && (p.on_a.z.abs() - 0.5).abs() < 1e-6);
+            // At the corners, pushed out by the slop (0.1 % of the face's half diagonal).
+            let slop = CLIP_SLOP * 0.5 * 2f32.sqrt();
+            assert!((p.on_a.x.abs() - 0.5 - slop).abs() < 1e-6);
+            assert!((p.on_a.z.abs() - 0.5 - slop).abs() < 1e-6);
         }
     }
 
     #[test]
     fn segment_incident_is_cut_to_the_reference_and_far_points_dropped() {
         // A segment along x from -2 to 2 at height 0.01 over a unit square (half 0.5):
-        // cut at x = ±0.5, separation +0.01 (speculative). With margin 0.005: none.
+        // cut at x = ±0.5 (plus the slop), separation +0.01 (speculative). With margin
+        // 0.005: none.
         let r = square(0.0, 0.5);
         let seg = [Vec3A::new(-2.0, 0.01, 0.0), Vec3A::new(2.0, 0.01, 0.0)];
         let mut out = ArrayVec::new();
@@ -322,7 +338,9 @@ mod tests {
         );
         assert_eq!(out.len(), 2);
         for p in &out {
-            assert!((p.on_b.x.abs() - 0.5).abs() < 1e-6);
+            // Cut at the end planes, pushed out by the slop (0.1 % of the face size).
+            let slop = CLIP_SLOP * 0.5 * 2f32.sqrt();
+            assert!((p.on_b.x.abs() - 0.5 - slop).abs() < 1e-6);
             assert!((p.separation - 0.01).abs() < 1e-6);
         }
         out.clear();

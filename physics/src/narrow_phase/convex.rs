@@ -7,7 +7,9 @@
 //! - the reference face must be within ~45° of the contact normal (a box corner on a
 //!   face: the face is the reference; two edges crossing: no face qualifies, one point);
 //! - no clipped point may be deeper than GJK/EPA's separation by more than a tolerance
-//!   (the minimum translation distance bounds every point's depth along the normal);
+//!   (the minimum translation distance bounds every point's depth along the normal),
+//!   and points slightly deeper (a reference plane a little tilted from the normal)
+//!   are clamped to it;
 //! - if no clipped point reaches GJK/EPA's depth (a polygonal cap approximating a curved
 //!   rim), GJK/EPA's point is added so the deepest point is never lost.
 //!
@@ -141,6 +143,14 @@ pub(crate) fn collide_convex(
     if pts.is_empty() || deepest < sep - tol {
         out.set_single(normal, iso_a, iso_b, single);
         return true;
+    }
+    // The overlap along the normal bounds every point's depth; a tilted reference plane
+    // can measure a little more, so clamp (keeping B's point, moving A's).
+    for p in &mut pts {
+        if p.separation < sep {
+            p.separation = sep;
+            p.on_a = p.on_b - normal * sep;
+        }
     }
     if deepest > sep + tol && pts.try_push(single).is_err() {
         let last = pts.len() - 1;

@@ -8,7 +8,8 @@
 //! - feature ids are unique within one manifold and depend only on which features touch
 //!   (never on the pose), so the contact cache can match points across frames.
 //!
-//! The reduction keeps the deepest point (the one that must not be lost), the point
+//! The reduction keeps the deepest point (the one that must not be lost; near-ties go to
+//! the first candidate, so equally deep resting points give the same four every frame), the point
 //! farthest from it, then the two points that add the most area (the same greedy
 //! area-maximising choice as Bullet's and Jolt's manifold pruning): four points spanning
 //! the largest quadrilateral support the shapes best against rotation.
@@ -16,6 +17,9 @@
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
+
+/// Points this close to the deepest one (m) count as equally deep in the reduction.
+const DEPTH_TIE: f32 = 1e-3;
 
 /// Most points a manifold keeps.
 pub const MAX_MANIFOLD_POINTS: usize = 4;
@@ -111,7 +115,8 @@ pub(crate) struct WorldPoint {
 }
 
 /// Chooses at most four of `positions` (world points of one contact patch) to keep:
-/// the deepest (smallest `separations[i]`, lowest index on ties), the one farthest from
+/// the deepest (smallest `separations[i]`; the lowest index among those within 1 mm of
+/// it), the one farthest from
 /// it across the normal, the one making the largest triangle with those two, and the one
 /// adding the most area to that triangle. Returns their indices in increasing order.
 /// Points are compared in the plane perpendicular to `normal`; coincident or collinear
@@ -153,7 +158,17 @@ fn reduce_by(
         }
         best
     };
-    let (i0, _) = argmax(&|i| -point(i).1);
+    // The deepest point; among points within DEPTH_TIE of it, the first, so that a
+    // resting patch whose points are equally deep does not pick a different start (and
+    // a different set of four) every frame.
+    let (_, neg_min) = argmax(&|i| -point(i).1);
+    let (i0, _) = argmax(&|i| {
+        if -point(i).1 >= neg_min - DEPTH_TIE {
+            -(i as f32)
+        } else {
+            f32::NEG_INFINITY
+        }
+    });
     let p0 = pos(i0);
     let (i1, d1) = argmax(&|i| {
         let d = pos(i) - p0;
