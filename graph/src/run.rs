@@ -10,14 +10,18 @@
 //! 2. queues every root but one and runs that one on the calling thread;
 //! 3. each task, when complete, decrements its successors' counters; of those that reach
 //!    zero it queues all but the first and runs the first itself, in a loop rather than by
-//!    recursion, so a chain of 10,000 tasks is one job and no deep stack;
+//!    recursion, so a chain of 10,000 tasks is one job and no deep stack. A list of more
+//!    than [`BULK`] successors is instead split into ranges, a few per thread, each
+//!    released by one job that runs its ready tasks back to back (a wide fan-out costs a
+//!    few jobs, not one per task);
 //! 4. a parallel-for queues up to one helper job per worker; every participant claims
 //!    chunks ([`ChunkRange`]); whoever finishes the last chunk completes the task. A dynamic
 //!    task counts its body and its children in [`WorkUnits`]; whoever finishes the last
 //!    unit completes it;
 //! 5. [`JobCount`] counts the run's jobs in flight (plus one for the caller while it
 //!    queues the roots). The last job to finish signals a joule-jobs [`Counter`], on which
-//!    the caller waits while running jobs itself.
+//!    the caller waits while running jobs itself. It signals through the caller's inbox
+//!    (see `RunState::exit`), which keeps a caller that fell asleep allocation-free.
 //!
 //! After the counter reaches zero the caller takes the state back (`Arc::get_mut`): a job
 //! that has decremented the count may still be a few instructions from dropping its `Arc`,
@@ -380,7 +384,10 @@ impl RunState {
         this.units.add(slot);
         this.outstanding.add();
         let run = Arc::clone(this);
+        // The job captures the run, the task index and `child` only (the slot is looked
+        // up again), so a child of up to 24 bytes keeps it inline.
         this.jobs().spawn_job(Job::new("graph child", move || {
+            let slot = run.graph.tasks[t as usize].slot as usize;
             let t0 = if run.tracing { run.now() } else { 0 };
             {
                 let cx = TaskContext { run: &run, task: t };

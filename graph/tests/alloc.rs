@@ -3,10 +3,12 @@
 //! dynamic with children, barrier, embedded subgraph, tasks pinned to the main thread and
 //! to a worker), at 0 and 2 workers.
 //!
-//! The task pinned to a worker spins 20 ms in the warm-up runs, so the calling thread runs
-//! out of work and parks there (a joule-jobs `Counter` grows its list of sleepers the first
-//! time someone sleeps on it), and 1 ms in the counted runs, so the caller is asleep when
-//! the run ends, which is the path `RunState::exit` takes care to keep allocation-free.
+//! The task pinned to a worker spins 50 ms in the warm-up runs, so the calling thread runs
+//! out of work and parks (a joule-jobs `Counter` grows its list of sleepers the first time
+//! someone sleeps on it; the wait is long because on a loaded machine the caller's backoff,
+//! a few `yield_now`s, can itself take many milliseconds before it parks), and 1 ms in the
+//! counted runs, so the caller is often asleep when the run ends, which is the path
+//! `RunState::exit` takes care to keep allocation-free.
 //!
 //! This file is its own test binary because it replaces the global allocator, and it holds
 //! one test only, so no other test allocates while the count is on.
@@ -99,9 +101,12 @@ fn graph(jobs: &JobSystem) -> joule_graph::Graph {
     let spread = b
         .dynamic("spread", |_, sp| {
             for k in 0..16usize {
-                // Captures 8 bytes: the child job stays inline.
+                // Captures 24 bytes, the most `Spawner::spawn` promises to keep inline.
+                let (a, b) = (k / 2, k - k / 2);
                 sp.spawn(move |cx, _| {
-                    cx.read::<Total>().0.fetch_add(k, Ordering::Relaxed);
+                    cx.read::<Total>()
+                        .0
+                        .fetch_add(k + a + b - k, Ordering::Relaxed);
                 });
             }
         })
@@ -165,7 +170,7 @@ fn runs_after_the_first_allocate_nothing() {
             .with(Items((0..4000).map(|_| AtomicU32::new(0)).collect()))
             .with(Frame(0))
             .with(Total(AtomicUsize::new(0)))
-            .with(Delay(20_000));
+            .with(Delay(50_000));
         for _ in 0..3 {
             graph.run(&jobs, &mut ctx);
         }

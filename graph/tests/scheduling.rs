@@ -571,3 +571,40 @@ fn wide_fan_out_with_continuations_and_a_pinned_task() {
         }
     });
 }
+
+/// A graph whose only root is pinned to the calling thread, followed by a parallel-for:
+/// the caller runs the root from its inbox while it waits, then the loop runs everywhere.
+#[test]
+fn a_pinned_root_runs_from_the_callers_inbox() {
+    for_each_system(|jobs| {
+        let main = jobs.register_current_thread();
+        let mut b = GraphBuilder::new();
+        let root = b
+            .task("main first", |cx| {
+                let h = cx.read::<Hits>();
+                assert_eq!(h.1.load(Ordering::Relaxed) % 100, 0);
+                h.0[0].fetch_add(1, Ordering::Relaxed);
+            })
+            .reads::<Hits>()
+            .on_thread(main)
+            .id();
+        b.parallel_for(
+            "then all",
+            |_| 0..100,
+            4,
+            |cx, r| {
+                cx.read::<Hits>().1.fetch_add(r.len(), Ordering::Relaxed);
+            },
+        )
+        .reads::<Hits>()
+        .after(root);
+        let graph = b.build().unwrap();
+        let mut ctx = Context::new().with(Hits(vec![AtomicU32::new(0)], AtomicUsize::new(0)));
+        for _ in 0..RUNS {
+            graph.run(jobs, &mut ctx);
+        }
+        let h = ctx.get_mut::<Hits>().unwrap();
+        assert_eq!(h.0[0].load(Ordering::Relaxed), RUNS);
+        assert_eq!(h.1.load(Ordering::Relaxed), 100 * RUNS as usize);
+    });
+}
