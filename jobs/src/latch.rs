@@ -169,7 +169,8 @@ impl Counter {
         Self {
             inner: Arc::new(CounterInner {
                 pending: AtomicUsize::new(n),
-                waiters: Mutex::new(Vec::new()),
+                // Room for a few waiters up front: the first sleep then allocates nothing.
+                waiters: Mutex::new(Vec::with_capacity(4)),
                 panic: Mutex::new(None),
             }),
         }
@@ -191,8 +192,10 @@ impl Counter {
             "joule-jobs: Counter::done called more often than add"
         );
         if before == 1 {
-            let waiters: Vec<Arc<Parker>> = lock(&self.inner.waiters).drain(..).collect();
-            for w in waiters {
+            // Wake in place: draining keeps the list's capacity, so a counter reused
+            // every frame allocates nothing once warm. Unparking under this lock is fine:
+            // a parker's lock is never taken while holding it the other way round.
+            for w in lock(&self.inner.waiters).drain(..) {
                 w.unpark();
             }
         }
