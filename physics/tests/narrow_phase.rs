@@ -903,6 +903,118 @@ fn dedicated_and_general_manifolds_agree_with_exact_distances_on_random_poses() 
 }
 
 #[test]
+fn every_convex_pair_near_contact_agrees_with_exact_distances_both_ways() {
+    // Random poses of every pair of convex kinds, moved along the exact normal so the
+    // exact separation (`closest_points`: GJK, EPA; checked against brute force above)
+    // is a random value in [-5, +3] cm, around the 2 cm margin: where resting and
+    // speculative contacts live. Checks:
+    // - a manifold exists exactly when the separation is within the margin (±1 mm), in
+    //   both argument orders;
+    // - its deepest point is within 1.5 mm + 7 % of the exact separation, in both orders
+    //   (box–box prefers face axes within 0.5 mm + 2 % and edges within 1 mm + 5 %; the
+    //   other routines are exact up to the 0.1 % clipping slop);
+    // - the normal is good: the exact separation is the largest gap between the two
+    //   shapes' projections over all directions, so the gap along the reported normal
+    //   must be within the same 1.5 mm + 7 % of it (a well-conditioned measure even where
+    //   the normal itself is not; over 40,000 poses the worst loss was 3 mm for box–box,
+    //   from its axis preference, and below 0.2 mm for every other pair);
+    // - the two orders' normals are opposite within 0.02 where the normal is well
+    //   defined (over 2 mm deep, and cores not within 2 mm of touching: a vertex on the
+    //   centre line of a rounded edge has a whole fan of normals);
+    // - the manifold invariants (unit normal, unique ids, on_b - on_a = separation * n).
+    let mut rng = Rng(7);
+    let pts: Vec<Vec3> = (0..12)
+        .map(|_| {
+            Vec3::new(
+                rng.range(-0.5, 0.5),
+                rng.range(-0.5, 0.5),
+                rng.range(-0.5, 0.5),
+            )
+        })
+        .collect();
+    let shapes = [
+        Shape::sphere(0.3).unwrap(),
+        Shape::cuboid(Vec3::new(0.5, 0.3, 0.4)).unwrap(),
+        Shape::capsule(0.4, 0.2).unwrap(),
+        Shape::cylinder(0.4, 0.3).unwrap(),
+        Shape::convex_hull(&pts).unwrap(),
+    ];
+    let mut hits = 0;
+    for k in 0..8000 {
+        let (i, j) = (k % 5, (k / 5) % 5);
+        let (a, b) = (&shapes[i], &shapes[j]);
+        let (ca, cb) = (a.as_convex().unwrap(), b.as_convex().unwrap());
+        let ia = posed(Vec3A::new(1.0, 2.0, 3.0), rng.rotation());
+        let mut ib = posed(ia.translation + rng.direction() * 0.8, rng.rotation());
+        let target = rng.range(-0.05, 0.03);
+        for _ in 0..3 {
+            let cp = closest_points(ca, &ia, cb, &ib);
+            ib.translation += cp.normal * (target - cp.separation);
+        }
+        let truth = closest_points(ca, &ia, cb, &ib).separation;
+        let ab = run(a, &ia, b, &ib);
+        let ba = run(b, &ib, a, &ia);
+        assert_eq!(
+            ab.is_some(),
+            ba.is_some(),
+            "pair {k} ({i},{j}): swap changes the hit"
+        );
+        let Some(m) = ab else {
+            assert!(
+                truth > M - 1e-3,
+                "pair {k} ({i},{j}): none at separation {truth}"
+            );
+            continue;
+        };
+        let s = ba.unwrap();
+        assert!(
+            truth < M + 1e-3,
+            "pair {k} ({i},{j}): a manifold at {truth}"
+        );
+        check_invariants(&m, &ia, &ib, 1e-3);
+        check_invariants(&s, &ib, &ia, 1e-3);
+        let (dm, ds) = (min_sep(&m), min_sep(&s));
+        // Box–box's axis preferences: 1 mm + 5 % (edges) on top of 0.5 mm + 2 % (faces).
+        let pref = 1.5e-3 + 0.07 * truth.abs();
+        assert!(
+            (dm - truth).abs() < pref,
+            "pair {k} ({i},{j}): {dm} vs exact {truth}"
+        );
+        assert!(
+            (ds - truth).abs() < pref,
+            "pair {k} ({i},{j}): swapped {ds} vs exact {truth}"
+        );
+        assert!(
+            (dm - ds).abs() < pref,
+            "pair {k} ({i},{j}): {dm} vs swapped {ds}"
+        );
+        let gap = |n: Vec3A| {
+            let reach_a = ia.transform_point(ca.support(ia.inverse_transform_vector(n)));
+            let reach_b = ib.transform_point(cb.support(ib.inverse_transform_vector(-n)));
+            (reach_b - reach_a).dot(n)
+        };
+        for n in [m.normal, -s.normal] {
+            let g = gap(n);
+            assert!(
+                truth - g < pref && g < truth + 1e-4,
+                "pair {k} ({i},{j}): gap {g} along {n}, exact {truth}"
+            );
+        }
+        let core = truth + ca.convex_radius() + cb.convex_radius();
+        if truth < -2e-3 && core.abs() > 2e-3 {
+            assert!(
+                (m.normal + s.normal).length() < 0.02,
+                "pair {k} ({i},{j}): normal {} vs swapped {}",
+                m.normal,
+                s.normal
+            );
+        }
+        hits += 1;
+    }
+    assert!(hits > 5000, "hits {hits}");
+}
+
+#[test]
 fn degenerate_poses_never_give_nan() {
     // Coincident centres and identical poses, for every pair of kinds; parallel edges
     // (identical boxes) included.

@@ -228,6 +228,10 @@ fn edge_contact(
     if sep > margin {
         return false;
     }
+    // Centred on the closest points, apart by exactly sep * n (when the edges' closest
+    // points are clamped to an end, cb - ca is not quite along n).
+    let mid = 0.5 * (ca + cb);
+    let (ca, cb) = (mid - n * (0.5 * sep), mid + n * (0.5 * sep));
     out.set_single(
         iso_a.transform_vector(n),
         iso_a,

@@ -240,7 +240,8 @@ fn face_points(
     }
     let mut n = Vec3A::ZERO;
     n[k] = s;
-    let ends: &[(f32, u32)] = if hi - lo > 1e-6 {
+    // Two ends unless the clipped piece is a point (a crossing, or a zero-length capsule).
+    let ends: &[(f32, u32)] = if (hi - lo) * d.length() > 1e-6 {
         &[(lo, 0), (hi, 1)]
     } else {
         &[(lo, 0)]

@@ -10,8 +10,9 @@
 //!   (the minimum translation distance bounds every point's depth along the normal),
 //!   and points slightly deeper (a reference plane a little tilted from the normal)
 //!   are clamped to it;
-//! - if no clipped point reaches GJK/EPA's depth (a polygonal cap approximating a curved
-//!   rim), GJK/EPA's point is added so the deepest point is never lost.
+//! - if no clipped point comes within 0.5 mm + 1 % of GJK/EPA's depth (a polygonal cap
+//!   inscribed in a round rim), GJK/EPA's point is added so the deepest point is never
+//!   lost.
 //!
 //! Otherwise the manifold is GJK/EPA's single point. Feature ids: the clipped features
 //! (`clip.rs`) with each face named by its dominant local axis, or a fixed id for the
@@ -152,7 +153,9 @@ pub(crate) fn collide_convex(
             p.on_a = p.on_b - normal * sep;
         }
     }
-    if deepest > sep + tol && pts.try_push(single).is_err() {
+    // Clipping missed the deepest point (a polygonal cap inscribed in a round rim):
+    // add GJK/EPA's.
+    if deepest > sep + 5e-4 + 0.01 * sep.abs() && pts.try_push(single).is_err() {
         let last = pts.len() - 1;
         pts[last] = single;
     }

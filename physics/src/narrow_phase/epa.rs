@@ -4,10 +4,12 @@
 //! EPA needs a polytope inside `A - B` that contains the origin. GJK's last simplex only
 //! touches the origin when the cores merely touch, which is exactly the common resting
 //! case for shapes without convex radius. So EPA runs on a slightly inflated A (its core
-//! swept by a sphere of radius `δ`, 0.1% of the pair's size): the origin is then at least
-//! `δ` deep, a fresh GJK on the inflated pair ends with a simplex enclosing the origin,
-//! and a simplex that is still flat (the origin on one of its faces or edges) is blown up
-//! into a bipyramid by support points on both sides, which lie at least `δ` away. Since
+//! swept by a sphere of radius `δ`, 0.2% of the pair's size, twice the distance under
+//! which GJK hands over): the origin is then at least `δ / 2` deep, a fresh GJK on the inflated pair ends with a simplex enclosing the origin,
+//! and a simplex that is still flat (the origin on one of its edges or its face) is grown
+//! into a tetrahedron by support points perpendicular to it, which lie at least `δ / 2`
+//! away; the origin may then lie on the start's boundary, which EPA handles (that face
+//! has distance 0 and is expanded first). Since
 //! sweeping by a sphere adds `δ` to the support function in every direction, the depth
 //! of the cores is EPA's depth minus `δ`, with the same normal.
 //!
@@ -109,15 +111,22 @@ impl Polytope {
 /// of B's core), all in A's frame, `point_a - point_b ≈ depth * normal`.
 pub(crate) fn penetration(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
     let scale = pair.scale();
-    let delta = 1e-3 * scale;
+    let delta = gjk::epa_inflation(scale);
     let inflated = Pair {
         inflate_a: delta,
         ..*pair
     };
-    match expand(&inflated, scale) {
-        Some((d, n, pa, pb)) => (d - delta, n, pa - n * delta, pb),
-        None => axis_fallback(pair),
-    }
+    let (depth, n, pb) = match expand(&inflated, scale) {
+        Some((d, n, _, pb)) => (d - delta, n, pb),
+        None => {
+            let (d, n, _, pb) = axis_fallback(pair);
+            (d, n, pb)
+        }
+    };
+    // B's deepest point is exact up to EPA's tolerance; A's follows from the depth so the
+    // pair differs by exactly depth * n (the inflation's support offsets, which vary a
+    // little between the face's vertices, would otherwise leak into A's point).
+    (depth, n, pb + n * depth, pb)
 }
 
 fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
@@ -154,41 +163,29 @@ fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
             return None;
         }
     }
-    match poly.verts.len() {
-        3 => {
-            // A triangle through the origin: apexes on both sides give a bipyramid.
-            let [a, b, c] = [0, 1, 2].map(|i| poly.verts[i].w);
-            let n = (b - a).cross(c - a).normalize_or_zero();
-            if n == Vec3A::ZERO {
-                return None;
-            }
-            if !push_unique(&mut poly, pair.support(n)) || !push_unique(&mut poly, pair.support(-n))
-            {
-                return None;
-            }
-            poly.inside = poly.verts.iter().map(|v| v.w).sum::<Vec3A>() / 5.0;
-            for (i, j, k) in [
-                (0, 1, 3),
-                (1, 2, 3),
-                (2, 0, 3),
-                (1, 0, 4),
-                (2, 1, 4),
-                (0, 2, 4),
-            ] {
-                if !poly.add_face(i, j, k) {
-                    return None;
-                }
-            }
+    if poly.verts.len() == 3 {
+        // A triangle through the origin: one apex beyond it makes a tetrahedron with the
+        // origin on its base (a tetrahedron is always convex; two apexes need not be).
+        // Since the origin is at least δ / 2 inside, the apex is that far off the plane.
+        let [a, b, c] = [0, 1, 2].map(|i| poly.verts[i].w);
+        let n = (b - a).cross(c - a).normalize_or_zero();
+        if n == Vec3A::ZERO || !push_unique(&mut poly, pair.support(n)) {
+            return None;
         }
-        4 => {
-            poly.inside = poly.verts.iter().map(|v| v.w).sum::<Vec3A>() / 4.0;
-            for (i, j, k) in [(0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)] {
-                if !poly.add_face(i, j, k) {
-                    return None;
-                }
-            }
+    }
+    if poly.verts.len() != 4 {
+        return None;
+    }
+    poly.inside = poly.verts.iter().map(|v| v.w).sum::<Vec3A>() / 4.0;
+    for (i, j, k) in [(0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)] {
+        if !poly.add_face(i, j, k) {
+            return None;
         }
-        _ => return None,
+    }
+    // The origin must be inside or on the start (up to GJK's tolerance), or every depth
+    // below would be wrong.
+    if poly.faces.iter().any(|f| f.d < -1e-5 * scale) {
+        return None;
     }
 
     let mut best = poly.closest_face()?;
@@ -197,7 +194,9 @@ fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
         best = poly.closest_face()?;
         let w = pair.support(best.n);
         let gain = w.w.dot(best.n) - best.d;
-        if gain <= 1e-5 * scale + 1e-4 * best.d.abs() || poly.verts.is_full() {
+        // Tight: on a rounded region of radius R the closest face's normal is good to
+        // about sqrt(2 tolerance / R).
+        if gain <= 2e-6 * scale + 1e-5 * best.d.abs() || poly.verts.is_full() {
             break;
         }
         if !push_unique(&mut poly, w) {

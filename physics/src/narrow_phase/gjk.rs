@@ -10,8 +10,9 @@
 //! depend on how far from the world origin the pair is. The simplex keeps, per vertex,
 //! the two support points it came from; the barycentric weights of the closest point
 //! then give the closest points on each core. The closest point on a simplex is found by
-//! Voronoi regions (Ericson, "Real-Time Collision Detection", 5.1.5-5.1.6), with
-//! degenerate (flat) tetrahedra handled by testing all their faces.
+//! Voronoi regions (Ericson, "Real-Time Collision Detection", 5.1.5-5.1.6); a
+//! tetrahedron that does not clearly contain the origin hands over to the best of its
+//! four faces (all four: on slivers the signs that pick the visible faces are noise).
 //!
 //! Termination: the gap between the upper bound |v| and the lower bound v·w/|v| is below
 //! a tolerance; or the new support point is already in the simplex; or the closest point
@@ -19,6 +20,8 @@
 //! closest points stay consistent); or an iteration cap.
 
 use arrayvec::ArrayVec;
+
+use glam::DVec3;
 
 use crate::math::{Isometry, Vec3A};
 use crate::support::ConvexSupport;
@@ -77,7 +80,10 @@ pub(crate) struct Vertex {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Simplex {
     pub verts: ArrayVec<Vertex, 4>,
-    pub weights: ArrayVec<f32, 4>,
+    /// In f64: the sub-simplex solve subtracts nearly equal products of coordinates
+    /// about the pair's size to find a point a few millimetres from the origin, which
+    /// f32 cannot resolve on slivers (GJK then stops early, its closest points off).
+    pub weights: ArrayVec<f64, 4>,
 }
 
 impl Simplex {
@@ -95,11 +101,12 @@ impl Simplex {
         self.verts
             .iter()
             .zip(&self.weights)
-            .map(|(v, &t)| f(v) * t)
-            .sum()
+            .map(|(v, &t)| f(v).as_dvec3() * t)
+            .sum::<DVec3>()
+            .as_vec3a()
     }
 
-    fn set(&mut self, verts: &[Vertex], weights: &[f32]) {
+    fn set(&mut self, verts: &[Vertex], weights: &[f64]) {
         self.verts.clear();
         self.verts.extend(verts.iter().copied());
         self.weights.clear();
@@ -113,14 +120,14 @@ impl Simplex {
         match v.len() {
             1 => self.set(&v, &[1.0]),
             2 => {
-                let (s, t) = closest_on_segment(v[0].w, v[1].w);
+                let (s, t) = closest_on_segment(v[0].w.as_dvec3(), v[1].w.as_dvec3());
                 match s {
                     Region::Vertex(i) => self.set(&[v[i]], &[1.0]),
                     _ => self.set(&v, &[1.0 - t, t]),
                 }
             }
             3 => {
-                let (idx, w) = closest_on_triangle([v[0].w, v[1].w, v[2].w]);
+                let (idx, w) = closest_on_triangle([0, 1, 2].map(|i| v[i].w.as_dvec3()));
                 let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
                 self.set(&sub, &w);
             }
@@ -131,57 +138,51 @@ impl Simplex {
 
     fn solve_tetrahedron(&mut self) {
         let v = self.verts.clone();
-        let p = [v[0].w, v[1].w, v[2].w, v[3].w];
-        // Signed volumes: the origin is inside when it is on the inner side of all four
-        // faces, i.e. each face's volume with the origin has the sign of the whole.
-        let vol = |a: Vec3A, b: Vec3A, c: Vec3A, d: Vec3A| (b - a).cross(c - a).dot(d - a);
+        let p = [0, 1, 2, 3].map(|i| v[i].w.as_dvec3());
+        // Barycentric weights of the origin by Cramer's rule: the signed volume with the
+        // origin in place of vertex i, over the whole volume (one shared determinant, so
+        // the weights are consistent and sum to 1).
+        let vol = |a: DVec3, b: DVec3, c: DVec3, d: DVec3| (b - a).cross(c - a).dot(d - a);
         let total = vol(p[0], p[1], p[2], p[3]);
-        let faces = [[1, 2, 3, 0], [0, 3, 2, 1], [0, 1, 3, 2], [0, 2, 1, 3]];
-        let scale = (p[1] - p[0])
-            .length_squared()
-            .max((p[2] - p[0]).length_squared())
-            .max((p[3] - p[0]).length_squared());
-        let flat = total.abs() <= 1e-9 * scale * scale.sqrt();
-        if !flat {
-            let mut bary = [0.0f32; 4];
-            let mut inside = true;
-            for f in faces {
-                // Volume with the origin replacing the opposite vertex f[3].
-                let part = vol(p[f[0]], p[f[1]], p[f[2]], Vec3A::ZERO);
-                let own = vol(p[f[0]], p[f[1]], p[f[2]], p[f[3]]);
-                let t = part / own;
-                if t < 0.0 {
-                    inside = false;
-                }
-                bary[f[3]] = t;
-            }
-            if inside {
-                let sum: f32 = bary.iter().sum();
-                let w: ArrayVec<f32, 4> = bary.iter().map(|b| b / sum).collect();
-                self.set(&v, &w);
-                return;
-            }
+        let o = DVec3::ZERO;
+        let parts = [
+            vol(o, p[1], p[2], p[3]),
+            vol(p[0], o, p[2], p[3]),
+            vol(p[0], p[1], o, p[3]),
+            vol(p[0], p[1], p[2], o),
+        ];
+        let edge = (1..4)
+            .map(|i| (p[i] - p[0]).length())
+            .chain([
+                (p[2] - p[1]).length(),
+                (p[3] - p[1]).length(),
+                (p[3] - p[2]).length(),
+            ])
+            .fold(0.0, f64::max);
+        // The vertices carry f32 rounding (~1e-7 relative): below 1e-5 L^3 the sign of
+        // the volume means nothing.
+        let flat = total.abs() <= 1e-5 * edge * edge * edge;
+        if !flat && parts.iter().all(|&x| x / total >= 0.0) {
+            let w: ArrayVec<f64, 4> = parts.iter().map(|&x| x / total).collect();
+            self.set(&v, &w);
+            return;
         }
-        // Outside (or flat): the closest point lies on a face the origin can see (for a
-        // flat tetrahedron, on any face); take the closest of those.
-        let mut best: Option<(f32, ArrayVec<usize, 3>, ArrayVec<f32, 3>)> = None;
+        // Otherwise the closest point is on the boundary: the closest of the four faces'
+        // closest points. (Only faces the origin sees can hold it, but on slivers, with
+        // one short edge, the signs that say which faces those are are noise; testing
+        // all four is always right.)
+        let faces = [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]];
+        let mut best: Option<(f64, ArrayVec<usize, 3>, ArrayVec<f64, 3>)> = None;
         for f in faces {
-            if !flat {
-                let part = vol(p[f[0]], p[f[1]], p[f[2]], Vec3A::ZERO);
-                let own = vol(p[f[0]], p[f[1]], p[f[2]], p[f[3]]);
-                if part / own >= 0.0 {
-                    continue;
-                }
-            }
             let (idx, w) = closest_on_triangle([p[f[0]], p[f[1]], p[f[2]]]);
-            let q: Vec3A = idx.iter().zip(&w).map(|(&i, &t)| p[f[i]] * t).sum();
+            let q: DVec3 = idx.iter().zip(&w).map(|(&k, &t)| p[f[k]] * t).sum();
             let d = q.length_squared();
             if best.as_ref().is_none_or(|b| d < b.0) {
-                let idx = idx.iter().map(|&i| f[i]).collect();
+                let idx = idx.iter().map(|&k| f[k]).collect();
                 best = Some((d, idx, w));
             }
         }
-        let (_, idx, w) = best.expect("a tetrahedron has a face the origin sees");
+        let (_, idx, w) = best.expect("four faces");
         let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
         self.set(&sub, &w);
     }
@@ -194,7 +195,7 @@ enum Region {
 }
 
 /// Closest point to the origin on segment `ab`: the region and the parameter `t`.
-fn closest_on_segment(a: Vec3A, b: Vec3A) -> (Region, f32) {
+fn closest_on_segment(a: DVec3, b: DVec3) -> (Region, f64) {
     let ab = b - a;
     let denom = ab.length_squared();
     if denom <= 0.0 {
@@ -210,13 +211,23 @@ fn closest_on_segment(a: Vec3A, b: Vec3A) -> (Region, f32) {
     }
 }
 
+/// `n / d` clamped to [0, 1]; 0 when `d` is not positive. The denominators below are
+/// squared edge lengths, zero only for coincident vertices.
+fn ratio(n: f64, d: f64) -> f64 {
+    if d > 0.0 {
+        (n / d).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Closest point to the origin on triangle `p`: indices of the supporting vertices and
 /// their weights (Ericson 5.1.5). A degenerate triangle falls back to its best edge.
-fn closest_on_triangle(p: [Vec3A; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f32, 3>) {
+fn closest_on_triangle(p: [DVec3; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f64, 3>) {
     let (a, b, c) = (p[0], p[1], p[2]);
     let (ab, ac) = (b - a, c - a);
     let one = |i: usize| ([i].into_iter().collect(), [1.0].into_iter().collect());
-    let two = |i: usize, j: usize, t: f32| {
+    let two = |i: usize, j: usize, t: f64| {
         (
             [i, j].into_iter().collect(),
             [1.0 - t, t].into_iter().collect(),
@@ -234,7 +245,7 @@ fn closest_on_triangle(p: [Vec3A; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f32, 3>) 
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return two(0, 1, d1 / (d1 - d3));
+        return two(0, 1, ratio(d1, d1 - d3));
     }
     let d5 = ab.dot(-c);
     let d6 = ac.dot(-c);
@@ -243,16 +254,16 @@ fn closest_on_triangle(p: [Vec3A; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f32, 3>) 
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return two(0, 2, d2 / (d2 - d6));
+        return two(0, 2, ratio(d2, d2 - d6));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return two(1, 2, (d4 - d3) / ((d4 - d3) + (d5 - d6)));
+        return two(1, 2, ratio(d4 - d3, (d4 - d3) + (d5 - d6)));
     }
     let sum = va + vb + vc;
-    if sum <= f32::MIN_POSITIVE || !sum.is_finite() {
+    if sum <= f64::MIN_POSITIVE || !sum.is_finite() {
         // Collinear vertices: the closest of the three edges.
-        let mut best = (f32::MAX, 0, 1, 0.0);
+        let mut best = (f64::MAX, 0, 1, 0.0);
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
             let (r, t) = closest_on_segment(p[i], p[j]);
             let t = match r {
@@ -309,9 +320,11 @@ pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResul
             };
         }
         let w = pair.support(-v);
-        // Upper bound |v| minus lower bound v·w/|v|, times |v|.
+        // Upper bound |v| minus lower bound v·w/|v|, times |v|: stop when the bounds are
+        // within 1e-5 relative or 1e-6 of the pair's size (f32 rounding of the support
+        // points; asking for less makes GJK chase noise into degenerate simplices).
         let gap = vv - v.dot(w.w);
-        if gap <= 1e-5 * vv + 1e-10 * scale * scale {
+        if gap <= 1e-5 * vv + 1e-6 * scale * vv.sqrt() {
             break;
         }
         if simplex
@@ -325,8 +338,9 @@ pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResul
         simplex.verts.push(w);
         let nv = simplex.solve();
         let nvv = nv.length_squared();
-        if nvv >= vv {
-            // No progress: numerical noise. Keep the previous, consistent simplex.
+        if nvv >= vv || nvv.is_nan() {
+            // No progress (or NaN): numerical noise. Keep the previous, consistent
+            // simplex.
             simplex = saved;
             break;
         }
@@ -363,12 +377,24 @@ pub struct ClosestPoints {
     pub point_b: Vec3A,
 }
 
-/// Distance between the cores under which they count as overlapping (then EPA runs).
+/// Distance between the cores under which GJK's answer is not used and EPA runs
+/// instead. GJK stops when its bounds agree within ~1e-6 of the pair's size, which
+/// leaves its closest points a lateral error of about sqrt(2 d tolerance) on a curved
+/// core (a cylinder's rim), so the direction `-v / |v|` is noise when the distance `d`
+/// is tiny even though `|v|` is right. EPA on cores inflated by twice this distance
+/// finds the least-overlap direction globally instead.
 pub(crate) fn overlap_tolerance(scale: f32) -> f32 {
-    1e-5 * scale
+    1e-3 * scale
 }
 
-/// GJK on the cores, then the radii; EPA (see `epa.rs`) when the cores overlap.
+/// How much EPA inflates A's core: twice the overlap tolerance, so cores that GJK
+/// calls overlapping are at least that much inside each other once inflated.
+pub(crate) fn epa_inflation(scale: f32) -> f32 {
+    2.0 * overlap_tolerance(scale)
+}
+
+/// GJK on the cores, then the radii; EPA (see `epa.rs`) when the cores overlap or
+/// nearly touch (see [`overlap_tolerance`]).
 /// Results in A's frame: (separation, normal, point on A, point on B).
 pub(crate) fn closest_in_a(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
     let (ra, rb) = (pair.a.convex_radius(), pair.b.convex_radius());
@@ -419,20 +445,20 @@ mod tests {
     fn triangle_and_tetrahedron_closest_points() {
         // Triangle in the plane z = 1 around the z axis: closest point (0, 0, 1).
         let (idx, w) = closest_on_triangle([
-            Vec3A::new(-1.0, -1.0, 1.0),
-            Vec3A::new(1.0, -1.0, 1.0),
-            Vec3A::new(0.0, 1.0, 1.0),
+            DVec3::new(-1.0, -1.0, 1.0),
+            DVec3::new(1.0, -1.0, 1.0),
+            DVec3::new(0.0, 1.0, 1.0),
         ]);
         assert_eq!(idx.len(), 3);
-        let q = Vec3A::new(-1.0, -1.0, 1.0) * w[0]
-            + Vec3A::new(1.0, -1.0, 1.0) * w[1]
-            + Vec3A::new(0.0, 1.0, 1.0) * w[2];
-        assert!((q - Vec3A::Z).length() < 1e-6, "{q}");
+        let q = DVec3::new(-1.0, -1.0, 1.0) * w[0]
+            + DVec3::new(1.0, -1.0, 1.0) * w[1]
+            + DVec3::new(0.0, 1.0, 1.0) * w[2];
+        assert!((q - DVec3::Z).length() < 1e-12, "{q}");
         // Collinear "triangle": falls back to an edge, no NaN.
         let (_, w) = closest_on_triangle([
-            Vec3A::new(1.0, 1.0, 0.0),
-            Vec3A::new(2.0, 1.0, 0.0),
-            Vec3A::new(3.0, 1.0, 0.0),
+            DVec3::new(1.0, 1.0, 0.0),
+            DVec3::new(2.0, 1.0, 0.0),
+            DVec3::new(3.0, 1.0, 0.0),
         ]);
         assert!(w.iter().all(|x| x.is_finite()));
         // A flat tetrahedron (all in z = 1) never claims to contain the origin.
@@ -452,5 +478,28 @@ mod tests {
         let v = s.solve();
         assert!((v - Vec3A::Z).length() < 1e-6, "{v}");
         assert!(s.verts.len() < 4);
+        // A sliver from a cylinder–hull pair: two vertices 1 cm apart, edges of 1 m, the
+        // origin 3 mm from its plane (projecting inside it). The distance must be the
+        // plane distance, computed here in f64 directly; the f32 solve was 1e-5 off,
+        // which made GJK stop early with its normal 0.1 rad off.
+        let tri = [
+            Vec3A::new(-0.66626936, 0.07106379, 0.17589426),
+            Vec3A::new(0.29676655, -0.028030217, -0.08084741),
+            Vec3A::new(0.3080499, -0.028030217, -0.08129603),
+        ];
+        let mut s = Simplex::default();
+        for p in tri {
+            s.verts.push(Vertex {
+                w: p,
+                a: p,
+                b: Vec3A::ZERO,
+            });
+        }
+        let got = s.solve().length() as f64;
+        let [a, b, c] = tri.map(|p| p.as_dvec3());
+        let n = (b - a).cross(c - a).normalize();
+        let exact = n.dot(a).abs();
+        assert_eq!(s.verts.len(), 3, "the origin projects inside");
+        assert!((got - exact).abs() < 1e-8, "{got} vs {exact}");
     }
 }

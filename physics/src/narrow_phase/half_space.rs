@@ -120,7 +120,13 @@ pub(crate) fn capsule_half_space(
 ) -> bool {
     let plane = Plane::new(b, iso_b);
     let mut c = Candidates::new(margin);
-    for (k, y) in [-a.half_height, a.half_height].into_iter().enumerate() {
+    // A zero-length capsule is a sphere: one end.
+    let ends = if a.half_height > 0.0 { 2 } else { 1 };
+    for (k, y) in [-a.half_height, a.half_height]
+        .into_iter()
+        .take(ends)
+        .enumerate()
+    {
         let end = iso_a.transform_point(Vec3A::new(0.0, y, 0.0));
         c.offer(plane.point(end - plane.n * a.radius, k as u32));
     }
