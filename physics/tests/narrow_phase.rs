@@ -918,9 +918,13 @@ fn every_convex_pair_near_contact_agrees_with_exact_distances_both_ways() {
     //   must be within the same 1.5 mm + 7 % of it (a well-conditioned measure even where
     //   the normal itself is not; over 40,000 poses the worst loss was 3 mm for box–box,
     //   from its axis preference, and below 0.2 mm for every other pair);
-    // - the two orders' normals are opposite within 0.02 where the normal is well
-    //   defined (over 2 mm deep, and cores not within 2 mm of touching: a vertex on the
-    //   centre line of a rounded edge has a whole fan of normals);
+    // - the two orders' normals are opposite within 0.05 where the normal is well
+    //   defined: over 2 mm deep, cores not within 2 mm of touching (a vertex on the
+    //   centre line of a rounded edge has a whole fan of normals), and not both normals
+    //   reaching the exact separation within 0.1 mm (then the least-overlap direction is
+    //   not unique and either is right). Not tighter: on a cylinder's curved core EPA
+    //   stops on one facet of its polygonal approximation, about
+    //   sqrt(8 * 5e-6 / 0.27) ≈ 0.014 rad wide, and each order builds its own;
     // - the manifold invariants (unit normal, unique ids, on_b - on_a = separation * n).
     let mut rng = Rng(7);
     let pts: Vec<Vec3> = (0..12)
@@ -1001,9 +1005,10 @@ fn every_convex_pair_near_contact_agrees_with_exact_distances_both_ways() {
             );
         }
         let core = truth + ca.convex_radius() + cb.convex_radius();
-        if truth < -2e-3 && core.abs() > 2e-3 {
+        let both_optimal = truth - gap(m.normal) < 1e-4 && truth - gap(-s.normal) < 1e-4;
+        if truth < -2e-3 && core.abs() > 2e-3 && !both_optimal {
             assert!(
-                (m.normal + s.normal).length() < 0.02,
+                (m.normal + s.normal).length() < 0.05,
                 "pair {k} ({i},{j}): normal {} vs swapped {}",
                 m.normal,
                 s.normal

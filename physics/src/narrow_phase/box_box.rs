@@ -178,16 +178,12 @@ pub(crate) fn box_box(
             &mut pts,
         );
         if !pts.is_empty() {
-            for p in &mut pts {
-                p.on_a = iso_a.transform_point(p.on_a);
-                p.on_b = iso_a.transform_point(p.on_b);
-            }
-            out.set_from_world(iso_a.transform_vector(normal), iso_a, iso_b, &pts);
+            out.set_from_frame_a(normal, iso_a.rotation, &rel, &pts);
             return true;
         }
         // Nothing within the margin over the face: the edges may still be close.
     }
-    edge_contact(ha, hb, &axes_b, t, edge, margin, iso_a, iso_b, out)
+    edge_contact(ha, hb, &axes_b, &rel, edge, margin, iso_a, out)
 }
 
 /// One point between A's edge along axis `i` and B's edge along axis `j` that are
@@ -197,13 +193,13 @@ fn edge_contact(
     ha: Vec3A,
     hb: Vec3A,
     axes_b: &[Vec3A; 3],
-    t: Vec3A,
+    rel: &Isometry,
     (_, i, j, n): (f32, usize, usize, Vec3A),
     margin: f32,
     iso_a: &Isometry,
-    iso_b: &Isometry,
     out: &mut ContactManifold,
 ) -> bool {
+    let t = rel.translation;
     if n == Vec3A::ZERO {
         return false;
     }
@@ -232,16 +228,16 @@ fn edge_contact(
     // points are clamped to an end, cb - ca is not quite along n).
     let mid = 0.5 * (ca + cb);
     let (ca, cb) = (mid - n * (0.5 * sep), mid + n * (0.5 * sep));
-    out.set_single(
-        iso_a.transform_vector(n),
-        iso_a,
-        iso_b,
-        WorldPoint {
-            on_a: iso_a.transform_point(ca),
-            on_b: iso_a.transform_point(cb),
+    out.set_from_frame_a(
+        n,
+        iso_a.rotation,
+        rel,
+        &[WorldPoint {
+            on_a: ca,
+            on_b: cb,
             separation: sep,
             feature: feature::pack(feature::BOX_EDGE, false, id_a, id_b, 0, 0, 0),
-        },
+        }],
     );
     true
 }

@@ -325,29 +325,28 @@ pub(crate) fn box_capsule(
         let s = if n[k] < 0.0 { -1.0 } else { 1.0 };
         face_points(p, d, h, k, s, r, margin, &mut face_pts);
     }
-    let n_world = iso_a.transform_vector(if let Some(k) = face {
+    let n_a = if let Some(k) = face {
         let mut f = Vec3A::ZERO;
         f[k] = if n[k] < 0.0 { -1.0 } else { 1.0 };
         f
     } else {
         n
-    });
-    let to_world = |x: Vec3A| iso_a.transform_point(x);
+    };
     if face_pts.is_empty() {
         let (on_a, on_b, sep) = single;
         if sep > margin {
             return false;
         }
-        out.set_single(
-            n_world,
-            iso_a,
-            iso_b,
-            WorldPoint {
-                on_a: to_world(on_a),
-                on_b: to_world(on_b),
+        out.set_from_frame_a(
+            n_a,
+            iso_a.rotation,
+            &b_in_a,
+            &[WorldPoint {
+                on_a,
+                on_b,
                 separation: sep,
                 feature: feature::simple(feature::CAPSULE_BOX, 63),
-            },
+            }],
         );
         return true;
     }
@@ -356,13 +355,13 @@ pub(crate) fn box_capsule(
     let pts: ArrayVec<WorldPoint, 2> = face_pts
         .iter()
         .map(|&(on_a, on_b, sep, end)| WorldPoint {
-            on_a: to_world(on_a),
-            on_b: to_world(on_b),
+            on_a,
+            on_b,
             separation: sep,
             feature: feature::pack(feature::CAPSULE_BOX, false, face_id, 0, 0, end, 0),
         })
         .collect();
-    out.set_from_world(n_world, iso_a, iso_b, &pts);
+    out.set_from_frame_a(n_a, iso_a.rotation, &b_in_a, &pts);
     true
 }
 

@@ -156,7 +156,7 @@ pub(crate) fn clip_faces(
     }
     // Outward from the reference shape, towards the incident one.
     let ref_n = if ref_is_b { -normal } else { normal };
-    let mut poly: Poly = incident
+    let mut buf_a: Poly = incident
         .points
         .iter()
         .take(MAX_CLIPPED)
@@ -169,7 +169,10 @@ pub(crate) fn clip_faces(
             out_edge: Line::Incident(k as u32),
         })
         .collect();
-    let mut tmp = Poly::new();
+    let mut buf_b = Poly::new();
+    // Clip back and forth between the two buffers (swapping the references, not the
+    // kilobytes behind them).
+    let (mut poly, mut tmp) = (&mut buf_a, &mut buf_b);
 
     // The reference plane, as (unit normal, point, normal · ref_n).
     let (plane_n, plane_p, cos) = if refs.len() >= 3 {
@@ -198,7 +201,7 @@ pub(crate) fn clip_faces(
             if s.dot(c - p) > 0.0 {
                 s = -s;
             }
-            clip_plane(&poly, s, s.dot(p) + slop, k as u32, &mut tmp);
+            clip_plane(poly, s, s.dot(p) + slop, k as u32, tmp);
             std::mem::swap(&mut poly, &mut tmp);
             if poly.is_empty() {
                 return true;
@@ -210,14 +213,14 @@ pub(crate) fn clip_faces(
         let axis = (q - p) - ref_n * ref_n.dot(q - p);
         if let Some(axis) = axis.try_normalize() {
             let slop = CLIP_SLOP * (q - p).length();
-            clip_plane(&poly, -axis, -axis.dot(p) + slop, 0, &mut tmp);
+            clip_plane(poly, -axis, -axis.dot(p) + slop, 0, tmp);
             std::mem::swap(&mut poly, &mut tmp);
-            clip_plane(&poly, axis, axis.dot(q) + slop, 1, &mut tmp);
+            clip_plane(poly, axis, axis.dot(q) + slop, 1, tmp);
             std::mem::swap(&mut poly, &mut tmp);
         }
     }
 
-    for v in &poly {
+    for v in poly.iter() {
         let sep = plane_n.dot(v.p - plane_p) / cos;
         if sep > margin || out.is_full() {
             continue;

@@ -69,12 +69,7 @@ pub(crate) fn collide_convex(
     out: &mut ContactManifold,
 ) -> bool {
     out.clear();
-    let pair = Pair {
-        a,
-        b,
-        b_in_a: iso_a.inverse().mul_isometry(iso_b),
-        inflate_a: 0.0,
-    };
+    let pair = Pair::new(a, b, iso_a.inverse().mul_isometry(iso_b));
     let (sep, n, pa, pb) = gjk::closest_in_a(&pair);
     if sep > margin {
         return false;

@@ -1,9 +1,10 @@
 //! EPA, the expanding polytope algorithm (van den Bergen 2001): penetration depth and
 //! normal of two overlapping convex cores.
 //!
-//! EPA needs a polytope inside `A - B` that contains the origin. GJK's last simplex only
-//! touches the origin when the cores merely touch, which is exactly the common resting
-//! case for shapes without convex radius. So EPA runs on a slightly inflated A (its core
+//! EPA needs a polytope inside `A - B` that contains the origin. When GJK ends inside a
+//! tetrahedron, that is the start. But GJK's last simplex only touches the origin when
+//! the cores merely touch, which is exactly the common resting case for shapes without
+//! convex radius. Then EPA runs on a slightly inflated A (its core
 //! swept by a sphere of radius `δ`, 0.2% of the pair's size, twice the distance under
 //! which GJK hands over): the origin is then at least `δ / 2` deep, a fresh GJK on the inflated pair ends with a simplex enclosing the origin,
 //! and a simplex that is still flat (the origin on one of its edges or its face) is grown
@@ -15,8 +16,11 @@
 //!
 //! The polytope lives in fixed arrays (no allocation per call); faces are kept
 //! counter-clockwise seen from outside, so the horizon is the set of edges of visible
-//! faces whose reverse is not also on a visible face. If EPA cannot proceed (storage
-//! full, degenerate faces), it keeps the best face so far; if it cannot even start, the
+//! faces whose reverse is not also on a visible face. Rounding can break the polytope
+//! when a new point lies barely beyond a face, so each step is checked: the horizon must
+//! be one closed loop and the closest face's distance must not decrease (it is the
+//! distance to the boundary of a growing convex set). If EPA cannot proceed (storage
+//! full, degenerate faces, a failed check), it keeps the last good face; if it cannot even start, the
 //! fallback is the least overlap over a few candidate axes (both shapes' face axes and
 //! the centre line), like a separating-axis test.
 
@@ -24,7 +28,7 @@ use arrayvec::ArrayVec;
 
 use crate::math::Vec3A;
 
-use super::gjk::{self, Pair, Vertex};
+use super::gjk::{self, Pair, Simplex, Vertex};
 
 const MAX_VERTS: usize = 64;
 const MAX_FACES: usize = 2 * MAX_VERTS;
@@ -106,21 +110,37 @@ impl Polytope {
     }
 }
 
-/// Penetration of the overlapping cores of `pair` (whose `inflate_a` must be 0):
-/// (depth ≥ about 0, unit normal from A to B, deepest point of A's core, deepest point
-/// of B's core), all in A's frame, `point_a - point_b ≈ depth * normal`.
-pub(crate) fn penetration(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
-    let scale = pair.scale();
-    let delta = gjk::epa_inflation(scale);
-    let inflated = Pair {
-        inflate_a: delta,
-        ..*pair
-    };
-    let (depth, n, pb) = match expand(&inflated, scale) {
-        Some((d, n, _, pb)) => (d - delta, n, pb),
+/// Penetration of the overlapping cores of `pair` (whose `inflate_a` must be 0), given
+/// GJK's last simplex: (depth ≥ about 0, unit normal from A to B, deepest point of A's
+/// core, deepest point of B's core), all in A's frame, `point_a - point_b = depth *
+/// normal`.
+pub(crate) fn penetration(pair: &Pair, gjk_simplex: &Simplex) -> (f32, Vec3A, Vec3A, Vec3A) {
+    let scale = pair.scale;
+    // GJK ended inside a tetrahedron (the usual overlap): expand it as it is.
+    let direct = (gjk_simplex.verts().len() == 4)
+        .then(|| expand(pair, gjk_simplex.verts(), scale))
+        .flatten();
+    let (depth, n, pb) = match direct {
+        Some((d, n, _, pb)) => (d, n, pb),
         None => {
-            let (d, n, _, pb) = axis_fallback(pair);
-            (d, n, pb)
+            // Touching cores (the origin on a face, edge or vertex of A - B): inflate A.
+            let delta = gjk::epa_inflation(scale);
+            let inflated = Pair {
+                inflate_a: delta,
+                ..*pair
+            };
+            let start = gjk::gjk(&inflated, -pair.b_in_a.translation, 1e-6 * scale);
+            match start
+                .overlap
+                .then(|| expand(&inflated, start.simplex.verts(), scale))
+                .flatten()
+            {
+                Some((d, n, _, pb)) => (d - delta, n, pb),
+                None => {
+                    let (d, n, _, pb) = axis_fallback(pair);
+                    (d, n, pb)
+                }
+            }
         }
     };
     // B's deepest point is exact up to EPA's tolerance; A's follows from the depth so the
@@ -129,13 +149,10 @@ pub(crate) fn penetration(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
     (depth, n, pb + n * depth, pb)
 }
 
-fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
-    let start = gjk::gjk(pair, -pair.b_in_a.translation, 1e-6 * scale);
-    if !start.overlap {
-        return None;
-    }
+/// EPA from `start` (1 to 4 vertices of `A - B` around the origin).
+fn expand(pair: &Pair, start: &[Vertex], scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
     let mut poly = Polytope {
-        verts: start.simplex.verts.iter().copied().collect(),
+        verts: start.iter().copied().collect(),
         faces: ArrayVec::new(),
         inside: Vec3A::ZERO,
         tiny: (1e-8 * scale * scale).powi(2),
@@ -191,7 +208,14 @@ fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
     let mut best = poly.closest_face()?;
     let mut horizon = ArrayVec::<(u8, u8), MAX_HORIZON>::new();
     for _ in 0..MAX_ITERATIONS {
-        best = poly.closest_face()?;
+        let next = poly.closest_face()?;
+        // The closest face's distance is the distance from the origin to the boundary
+        // of a growing convex polytope, so it never decreases; if it does, rounding has
+        // broken the polytope (a point barely beyond a face): keep the last good face.
+        if next.d < best.d - 1e-6 * scale {
+            break;
+        }
+        best = next;
         let w = pair.support(best.n);
         let gain = w.w.dot(best.n) - best.d;
         // Tight: on a rounded region of radius R the closest face's normal is good to
@@ -209,7 +233,9 @@ fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
         let mut overflow = false;
         while i < poly.faces.len() {
             let f = poly.faces[i];
-            if f.n.dot(w.w) - f.d > 1e-7 * scale {
+            // A margin below the stopping tolerance, so the closest face is always seen
+            // but faces the point only grazes are left alone.
+            if f.n.dot(w.w) - f.d > 1e-6 * scale {
                 for e in [(f.v[0], f.v[1]), (f.v[1], f.v[2]), (f.v[2], f.v[0])] {
                     if let Some(k) = horizon.iter().position(|&x| x == (e.1, e.0)) {
                         horizon.swap_remove(k);
@@ -222,7 +248,21 @@ fn expand(pair: &Pair, scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
                 i += 1;
             }
         }
-        if overflow {
+        // The outline of the removed faces must be one closed loop: each vertex starts
+        // one edge and ends one. Otherwise the visible set was not a disc (rounding):
+        // stop with the last good face.
+        let mut starts = [0u8; MAX_VERTS];
+        let mut ends = [0u8; MAX_VERTS];
+        for &(x, y) in &horizon {
+            starts[x as usize] += 1;
+            ends[y as usize] += 1;
+        }
+        if overflow
+            || horizon.len() < 3
+            || horizon
+                .iter()
+                .any(|&(x, _)| starts[x as usize] != 1 || ends[x as usize] != 1)
+        {
             break;
         }
         for &(x, y) in &horizon {
@@ -286,44 +326,40 @@ mod tests {
         }
     }
 
+    /// GJK, then EPA from its simplex, as `closest_in_a` does.
+    fn depth_of(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
+        let g = gjk::gjk(pair, -pair.b_in_a.translation, 1e-3 * pair.scale);
+        assert!(g.overlap);
+        penetration(pair, &g.simplex)
+    }
+
     #[test]
     fn depth_of_boxes_overlapping_along_each_axis() {
         // Unit cubes (half extent 0.5) whose centres are 1 - d apart along an axis
         // overlap by exactly d along that axis (and by more along any other direction).
         let cube = TestBox(Vec3A::splat(0.5));
         for (axis, d) in [(Vec3A::X, 0.1), (Vec3A::Y, 0.3), (-Vec3A::Z, 0.01)] {
-            let pair = Pair {
-                a: &cube,
-                b: &cube,
-                b_in_a: Isometry::from_translation(axis * (1.0 - d)),
-                inflate_a: 0.0,
-            };
-            let (depth, n, pa, pb) = penetration(&pair);
+            let pair = Pair::new(&cube, &cube, Isometry::from_translation(axis * (1.0 - d)));
+            let (depth, n, pa, pb) = depth_of(&pair);
             assert!((depth - d).abs() < 1e-4, "depth {depth} for {d}");
             assert!((n - axis).length() < 1e-3, "normal {n}");
             assert!(((pa - pb) - n * depth).length() < 1e-3);
         }
         // Touching exactly (the resting case): depth 0, no NaN.
-        let pair = Pair {
-            a: &cube,
-            b: &cube,
-            b_in_a: Isometry::from_translation(Vec3A::Y),
-            inflate_a: 0.0,
-        };
-        let (depth, n, _, _) = penetration(&pair);
+        let pair = Pair::new(&cube, &cube, Isometry::from_translation(Vec3A::Y));
+        let (depth, n, _, _) = depth_of(&pair);
         assert!(depth.abs() < 1e-4 && (n - Vec3A::Y).length() < 1e-3);
         // Coincident centres, rotated: depth is the smallest width, 1.0 for unit cubes
         // against a 45-degree rotated copy along the common axis z.
-        let pair = Pair {
-            a: &cube,
-            b: &cube,
-            b_in_a: Isometry::new(
+        let pair = Pair::new(
+            &cube,
+            &cube,
+            Isometry::new(
                 Vec3A::ZERO,
                 Quat::from_rotation_z(std::f32::consts::FRAC_PI_4),
             ),
-            inflate_a: 0.0,
-        };
-        let (depth, n, _, _) = penetration(&pair);
+        );
+        let (depth, n, _, _) = depth_of(&pair);
         assert!((depth - 1.0).abs() < 1e-3, "depth {depth}");
         assert!(n.z.abs() > 0.999 && n.is_finite());
     }

@@ -10,16 +10,15 @@
 //! depend on how far from the world origin the pair is. The simplex keeps, per vertex,
 //! the two support points it came from; the barycentric weights of the closest point
 //! then give the closest points on each core. The closest point on a simplex is found by
-//! Voronoi regions (Ericson, "Real-Time Collision Detection", 5.1.5-5.1.6); a
-//! tetrahedron that does not clearly contain the origin hands over to the best of its
-//! four faces (all four: on slivers the signs that pick the visible faces are noise).
+//! Voronoi regions (Ericson, "Real-Time Collision Detection", 5.1.5-5.1.6), solved in
+//! f64: the closest point of a sliver simplex whose vertices are about the pair's size
+//! apart, a few millimetres from the origin, is lost to cancellation in f32 (GJK then
+//! stopped early with its normal off by up to 0.1 rad on a cylinder's rim).
 //!
 //! Termination: the gap between the upper bound |v| and the lower bound v·w/|v| is below
 //! a tolerance; or the new support point is already in the simplex; or the closest point
 //! stopped getting closer (numerical noise: the previous simplex is restored so the
 //! closest points stay consistent); or an iteration cap.
-
-use arrayvec::ArrayVec;
 
 use glam::DVec3;
 
@@ -40,6 +39,25 @@ pub(crate) struct Pair<'a> {
     /// Extra radius swept around A's core (used by EPA to make the origin strictly
     /// interior); zero for GJK.
     pub inflate_a: f32,
+    /// The length the tolerances scale with: about the size of the smaller shape
+    /// (a box resting on a 30 m ground needs millimetre tolerances, not centimetre).
+    pub scale: f32,
+}
+
+impl<'a> Pair<'a> {
+    /// The pair of `a` and `b` with B at `b_in_a` in A's frame, not inflated.
+    pub fn new(a: &'a dyn ConvexSupport, b: &'a dyn ConvexSupport, b_in_a: Isometry) -> Self {
+        let extent =
+            |s: &dyn ConvexSupport| (s.support_core(Vec3A::X) - s.support_core(-Vec3A::X)).length();
+        let size = extent(a).min(extent(b)) + 2.0 * a.convex_radius().min(b.convex_radius());
+        Pair {
+            a,
+            b,
+            b_in_a,
+            inflate_a: 0.0,
+            scale: 0.05 + size,
+        }
+    }
 }
 
 impl Pair<'_> {
@@ -60,12 +78,6 @@ impl Pair<'_> {
             b: pb,
         }
     }
-
-    /// A length that sets the scale of the tolerances: the size of the pair.
-    pub fn scale(&self) -> f32 {
-        let ea = (self.a.support_core(Vec3A::X) - self.a.support_core(-Vec3A::X)).length();
-        1.0 + ea + self.b_in_a.translation.length()
-    }
 }
 
 /// A vertex of the simplex: a point of `A - B` and the points of A and B it came from.
@@ -76,60 +88,112 @@ pub(crate) struct Vertex {
     pub b: Vec3A,
 }
 
-/// A simplex of up to four vertices with the barycentric weights of its closest point.
-#[derive(Clone, Debug, Default)]
+/// The vertices (by index) and weights of a closest point on a sub-simplex.
+#[derive(Clone, Copy, Debug)]
+struct Sub<const N: usize> {
+    n: usize,
+    idx: [usize; N],
+    w: [f64; N],
+}
+
+impl<const N: usize> Sub<N> {
+    fn one(i: usize) -> Self {
+        let mut s = Sub {
+            n: 1,
+            idx: [0; N],
+            w: [0.0; N],
+        };
+        s.idx[0] = i;
+        s.w[0] = 1.0;
+        s
+    }
+
+    fn two(i: usize, j: usize, t: f64) -> Self {
+        let mut s = Sub {
+            n: 2,
+            idx: [0; N],
+            w: [0.0; N],
+        };
+        s.idx[..2].copy_from_slice(&[i, j]);
+        s.w[..2].copy_from_slice(&[1.0 - t, t]);
+        s
+    }
+
+    fn point(&self, p: &[DVec3]) -> DVec3 {
+        (0..self.n).map(|k| p[self.idx[k]] * self.w[k]).sum()
+    }
+}
+
+/// A simplex of up to four vertices with the barycentric weights of its closest point,
+/// in fixed arrays (GJK copies it every iteration).
+///
+/// The weights and an f64 copy of each `w` serve the sub-simplex solve: it subtracts
+/// nearly equal products of coordinates about the pair's size to find a point a few
+/// millimetres from the origin, which f32 cannot resolve on slivers (GJK then stopped
+/// early with its closest points off).
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Simplex {
-    pub verts: ArrayVec<Vertex, 4>,
-    /// In f64: the sub-simplex solve subtracts nearly equal products of coordinates
-    /// about the pair's size to find a point a few millimetres from the origin, which
-    /// f32 cannot resolve on slivers (GJK then stops early, its closest points off).
-    pub weights: ArrayVec<f64, 4>,
+    verts: [Vertex; 4],
+    wd: [DVec3; 4],
+    weights: [f64; 4],
+    len: usize,
 }
 
 impl Simplex {
+    /// The vertices.
+    pub fn verts(&self) -> &[Vertex] {
+        &self.verts[..self.len]
+    }
+
+    /// Adds a vertex (weights are set by the next solve).
+    pub fn push(&mut self, v: Vertex) {
+        self.verts[self.len] = v;
+        self.wd[self.len] = v.w.as_dvec3();
+        self.len += 1;
+    }
+
     /// The closest point (weighted sum of `w`).
     pub fn point(&self) -> Vec3A {
-        self.weighted(|v| v.w)
-    }
-
-    /// The closest points on A and on B.
-    pub fn points(&self) -> (Vec3A, Vec3A) {
-        (self.weighted(|v| v.a), self.weighted(|v| v.b))
-    }
-
-    fn weighted(&self, f: impl Fn(&Vertex) -> Vec3A) -> Vec3A {
-        self.verts
-            .iter()
-            .zip(&self.weights)
-            .map(|(v, &t)| f(v).as_dvec3() * t)
+        (0..self.len)
+            .map(|k| self.wd[k] * self.weights[k])
             .sum::<DVec3>()
             .as_vec3a()
     }
 
-    fn set(&mut self, verts: &[Vertex], weights: &[f64]) {
-        self.verts.clear();
-        self.verts.extend(verts.iter().copied());
-        self.weights.clear();
-        self.weights.extend(weights.iter().copied());
+    /// The closest points on A and on B.
+    pub fn points(&self) -> (Vec3A, Vec3A) {
+        let at = |f: fn(&Vertex) -> Vec3A| {
+            (0..self.len)
+                .map(|k| f(&self.verts[k]).as_dvec3() * self.weights[k])
+                .sum::<DVec3>()
+                .as_vec3a()
+        };
+        (at(|v| v.a), at(|v| v.b))
+    }
+
+    /// Keeps the vertices of `sub` (in its order) with its weights.
+    fn keep<const N: usize>(&mut self, sub: &Sub<N>) {
+        let (verts, wd) = (self.verts, self.wd);
+        for k in 0..sub.n {
+            self.verts[k] = verts[sub.idx[k]];
+            self.wd[k] = wd[sub.idx[k]];
+            self.weights[k] = sub.w[k];
+        }
+        self.len = sub.n;
     }
 
     /// Replaces the simplex by the sub-simplex supporting its closest point to the origin
     /// and sets the weights. Returns the closest point.
     fn solve(&mut self) -> Vec3A {
-        let v = self.verts.clone();
-        match v.len() {
-            1 => self.set(&v, &[1.0]),
+        match self.len {
+            1 => self.weights[0] = 1.0,
             2 => {
-                let (s, t) = closest_on_segment(v[0].w.as_dvec3(), v[1].w.as_dvec3());
-                match s {
-                    Region::Vertex(i) => self.set(&[v[i]], &[1.0]),
-                    _ => self.set(&v, &[1.0 - t, t]),
-                }
+                let sub: Sub<2> = closest_on_segment(self.wd[0], self.wd[1]);
+                self.keep(&sub);
             }
             3 => {
-                let (idx, w) = closest_on_triangle([0, 1, 2].map(|i| v[i].w.as_dvec3()));
-                let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
-                self.set(&sub, &w);
+                let sub = closest_on_triangle([self.wd[0], self.wd[1], self.wd[2]]);
+                self.keep(&sub);
             }
             _ => self.solve_tetrahedron(),
         }
@@ -137,8 +201,7 @@ impl Simplex {
     }
 
     fn solve_tetrahedron(&mut self) {
-        let v = self.verts.clone();
-        let p = [0, 1, 2, 3].map(|i| v[i].w.as_dvec3());
+        let p = self.wd;
         // Barycentric weights of the origin by Cramer's rule: the signed volume with the
         // origin in place of vertex i, over the whole volume (one shared determinant, so
         // the weights are consistent and sum to 1).
@@ -151,63 +214,54 @@ impl Simplex {
             vol(p[0], p[1], o, p[3]),
             vol(p[0], p[1], p[2], o),
         ];
-        let edge = (1..4)
-            .map(|i| (p[i] - p[0]).length())
-            .chain([
-                (p[2] - p[1]).length(),
-                (p[3] - p[1]).length(),
-                (p[3] - p[2]).length(),
-            ])
+        let edge2 = [(1, 0), (2, 0), (3, 0), (2, 1), (3, 1), (3, 2)]
+            .map(|(i, j)| (p[i] - p[j]).length_squared())
+            .into_iter()
             .fold(0.0, f64::max);
         // The vertices carry f32 rounding (~1e-7 relative): below 1e-5 L^3 the sign of
         // the volume means nothing.
-        let flat = total.abs() <= 1e-5 * edge * edge * edge;
+        let flat = total.abs() <= 1e-5 * edge2 * edge2.sqrt();
         if !flat && parts.iter().all(|&x| x / total >= 0.0) {
-            let w: ArrayVec<f64, 4> = parts.iter().map(|&x| x / total).collect();
-            self.set(&v, &w);
+            self.weights = parts.map(|x| x / total);
             return;
         }
-        // Otherwise the closest point is on the boundary: the closest of the four faces'
-        // closest points. (Only faces the origin sees can hold it, but on slivers, with
-        // one short edge, the signs that say which faces those are are noise; testing
-        // all four is always right.)
+        // Otherwise the closest point is on the boundary, on a face the origin sees (the
+        // one opposite a negative weight); for a flat tetrahedron, whose signs mean
+        // nothing, on any of the four. Take the closest of those faces' closest points.
         let faces = [[1, 2, 3], [0, 2, 3], [0, 1, 3], [0, 1, 2]];
-        let mut best: Option<(f64, ArrayVec<usize, 3>, ArrayVec<f64, 3>)> = None;
-        for f in faces {
-            let (idx, w) = closest_on_triangle([p[f[0]], p[f[1]], p[f[2]]]);
-            let q: DVec3 = idx.iter().zip(&w).map(|(&k, &t)| p[f[k]] * t).sum();
-            let d = q.length_squared();
+        let mut best: Option<(f64, Sub<3>)> = None;
+        for (i, f) in faces.into_iter().enumerate() {
+            if !flat && parts[i] / total >= 0.0 {
+                continue;
+            }
+            let mut sub = closest_on_triangle([p[f[0]], p[f[1]], p[f[2]]]);
+            for k in 0..sub.n {
+                sub.idx[k] = f[sub.idx[k]];
+            }
+            let d = sub.point(&p).length_squared();
             if best.as_ref().is_none_or(|b| d < b.0) {
-                let idx = idx.iter().map(|&k| f[k]).collect();
-                best = Some((d, idx, w));
+                best = Some((d, sub));
             }
         }
-        let (_, idx, w) = best.expect("four faces");
-        let sub: ArrayVec<Vertex, 3> = idx.iter().map(|&i| v[i]).collect();
-        self.set(&sub, &w);
+        let (_, sub) = best.expect("the origin sees a face of a tetrahedron it is not in");
+        self.keep(&sub);
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Region {
-    Vertex(usize),
-    Edge,
-}
-
-/// Closest point to the origin on segment `ab`: the region and the parameter `t`.
-fn closest_on_segment(a: DVec3, b: DVec3) -> (Region, f64) {
+/// Closest point to the origin on segment `ab`.
+fn closest_on_segment<const N: usize>(a: DVec3, b: DVec3) -> Sub<N> {
     let ab = b - a;
     let denom = ab.length_squared();
     if denom <= 0.0 {
-        return (Region::Vertex(0), 0.0);
+        return Sub::one(0);
     }
     let t = -a.dot(ab) / denom;
     if t <= 0.0 {
-        (Region::Vertex(0), 0.0)
+        Sub::one(0)
     } else if t >= 1.0 {
-        (Region::Vertex(1), 1.0)
+        Sub::one(1)
     } else {
-        (Region::Edge, t)
+        Sub::two(0, 1, t)
     }
 }
 
@@ -221,68 +275,60 @@ fn ratio(n: f64, d: f64) -> f64 {
     }
 }
 
-/// Closest point to the origin on triangle `p`: indices of the supporting vertices and
-/// their weights (Ericson 5.1.5). A degenerate triangle falls back to its best edge.
-fn closest_on_triangle(p: [DVec3; 3]) -> (ArrayVec<usize, 3>, ArrayVec<f64, 3>) {
+/// Closest point to the origin on triangle `p` (Ericson 5.1.5). A degenerate triangle
+/// falls back to its best edge.
+fn closest_on_triangle(p: [DVec3; 3]) -> Sub<3> {
     let (a, b, c) = (p[0], p[1], p[2]);
     let (ab, ac) = (b - a, c - a);
-    let one = |i: usize| ([i].into_iter().collect(), [1.0].into_iter().collect());
-    let two = |i: usize, j: usize, t: f64| {
-        (
-            [i, j].into_iter().collect(),
-            [1.0 - t, t].into_iter().collect(),
-        )
-    };
     let d1 = ab.dot(-a);
     let d2 = ac.dot(-a);
     if d1 <= 0.0 && d2 <= 0.0 {
-        return one(0);
+        return Sub::one(0);
     }
     let d3 = ab.dot(-b);
     let d4 = ac.dot(-b);
     if d3 >= 0.0 && d4 <= d3 {
-        return one(1);
+        return Sub::one(1);
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return two(0, 1, ratio(d1, d1 - d3));
+        return Sub::two(0, 1, ratio(d1, d1 - d3));
     }
     let d5 = ab.dot(-c);
     let d6 = ac.dot(-c);
     if d6 >= 0.0 && d5 <= d6 {
-        return one(2);
+        return Sub::one(2);
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return two(0, 2, ratio(d2, d2 - d6));
+        return Sub::two(0, 2, ratio(d2, d2 - d6));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return two(1, 2, ratio(d4 - d3, (d4 - d3) + (d5 - d6)));
+        return Sub::two(1, 2, ratio(d4 - d3, (d4 - d3) + (d5 - d6)));
     }
     let sum = va + vb + vc;
     if sum <= f64::MIN_POSITIVE || !sum.is_finite() {
         // Collinear vertices: the closest of the three edges.
-        let mut best = (f64::MAX, 0, 1, 0.0);
+        let mut best: Option<(f64, Sub<3>)> = None;
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
-            let (r, t) = closest_on_segment(p[i], p[j]);
-            let t = match r {
-                Region::Vertex(0) => 0.0,
-                Region::Vertex(_) => 1.0,
-                Region::Edge => t,
-            };
-            let d = (p[i] + (p[j] - p[i]) * t).length_squared();
-            if d < best.0 {
-                best = (d, i, j, t);
+            let mut sub: Sub<3> = closest_on_segment(p[i], p[j]);
+            for k in 0..sub.n {
+                sub.idx[k] = [i, j][sub.idx[k]];
+            }
+            let d = sub.point(&p).length_squared();
+            if best.as_ref().is_none_or(|b| d < b.0) {
+                best = Some((d, sub));
             }
         }
-        return two(best.1, best.2, best.3);
+        return best.expect("three edges").1;
     }
     let (v, w) = (vb / sum, vc / sum);
-    (
-        [0, 1, 2].into_iter().collect(),
-        [1.0 - v - w, v, w].into_iter().collect(),
-    )
+    Sub {
+        n: 3,
+        idx: [0, 1, 2],
+        w: [1.0 - v - w, v, w],
+    }
 }
 
 /// How GJK ended.
@@ -300,14 +346,14 @@ pub(crate) struct GjkResult {
 /// offset is a good guess). `overlap_tolerance` is the distance under which the cores
 /// count as overlapping.
 pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResult {
-    let scale = pair.scale();
+    let scale = pair.scale;
     let dir = if start.length_squared() > 1e-20 {
         start
     } else {
         Vec3A::X
     };
     let mut simplex = Simplex::default();
-    simplex.verts.push(pair.support(-dir));
+    simplex.push(pair.support(-dir));
     let mut v = simplex.solve();
     let tol2 = overlap_tolerance * overlap_tolerance;
     for _ in 0..MAX_ITERATIONS {
@@ -328,14 +374,14 @@ pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResul
             break;
         }
         if simplex
-            .verts
+            .verts()
             .iter()
             .any(|s| (s.w - w.w).length_squared() <= 1e-12 * scale * scale)
         {
             break;
         }
-        let saved = simplex.clone();
-        simplex.verts.push(w);
+        let saved = simplex;
+        simplex.push(w);
         let nv = simplex.solve();
         let nvv = nv.length_squared();
         if nvv >= vv || nvv.is_nan() {
@@ -345,7 +391,7 @@ pub(crate) fn gjk(pair: &Pair, start: Vec3A, overlap_tolerance: f32) -> GjkResul
             break;
         }
         v = nv;
-        if simplex.verts.len() == 4 {
+        if simplex.verts().len() == 4 {
             // The origin is inside the tetrahedron.
             return GjkResult {
                 simplex,
@@ -398,9 +444,8 @@ pub(crate) fn epa_inflation(scale: f32) -> f32 {
 /// Results in A's frame: (separation, normal, point on A, point on B).
 pub(crate) fn closest_in_a(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
     let (ra, rb) = (pair.a.convex_radius(), pair.b.convex_radius());
-    let scale = pair.scale();
     let start = -pair.b_in_a.translation;
-    let res = gjk(pair, start, overlap_tolerance(scale));
+    let res = gjk(pair, start, overlap_tolerance(pair.scale));
     if !res.overlap {
         let (pa, pb) = res.simplex.points();
         let dist = res.v.length();
@@ -408,7 +453,7 @@ pub(crate) fn closest_in_a(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
         let sep = dist - ra - rb;
         return (sep, n, pa + n * ra, pb - n * rb);
     }
-    let (depth, n, pa, pb) = super::epa::penetration(pair);
+    let (depth, n, pa, pb) = super::epa::penetration(pair, &res.simplex);
     (-depth - ra - rb, n, pa + n * ra, pb - n * rb)
 }
 
@@ -422,12 +467,7 @@ pub fn closest_points(
     b: &dyn ConvexSupport,
     iso_b: &Isometry,
 ) -> ClosestPoints {
-    let pair = Pair {
-        a,
-        b,
-        b_in_a: iso_a.inverse().mul_isometry(iso_b),
-        inflate_a: 0.0,
-    };
+    let pair = Pair::new(a, b, iso_a.inverse().mul_isometry(iso_b));
     let (separation, n, pa, pb) = closest_in_a(&pair);
     ClosestPoints {
         separation,
@@ -444,23 +484,29 @@ mod tests {
     #[test]
     fn triangle_and_tetrahedron_closest_points() {
         // Triangle in the plane z = 1 around the z axis: closest point (0, 0, 1).
-        let (idx, w) = closest_on_triangle([
+        let sub = closest_on_triangle([
             DVec3::new(-1.0, -1.0, 1.0),
             DVec3::new(1.0, -1.0, 1.0),
             DVec3::new(0.0, 1.0, 1.0),
         ]);
-        assert_eq!(idx.len(), 3);
+        assert_eq!(sub.n, 3);
+        let w = sub.w;
         let q = DVec3::new(-1.0, -1.0, 1.0) * w[0]
             + DVec3::new(1.0, -1.0, 1.0) * w[1]
             + DVec3::new(0.0, 1.0, 1.0) * w[2];
         assert!((q - DVec3::Z).length() < 1e-12, "{q}");
         // Collinear "triangle": falls back to an edge, no NaN.
-        let (_, w) = closest_on_triangle([
+        let sub = closest_on_triangle([
             DVec3::new(1.0, 1.0, 0.0),
             DVec3::new(2.0, 1.0, 0.0),
             DVec3::new(3.0, 1.0, 0.0),
         ]);
-        assert!(w.iter().all(|x| x.is_finite()));
+        let q = sub.point(&[
+            DVec3::new(1.0, 1.0, 0.0),
+            DVec3::new(2.0, 1.0, 0.0),
+            DVec3::new(3.0, 1.0, 0.0),
+        ]);
+        assert!((q - DVec3::new(1.0, 1.0, 0.0)).length() < 1e-12, "{q}");
         // A flat tetrahedron (all in z = 1) never claims to contain the origin.
         let mut s = Simplex::default();
         for p in [
@@ -469,7 +515,7 @@ mod tests {
             Vec3A::new(0.0, 1.0, 1.0),
             Vec3A::new(0.0, 0.0, 1.0),
         ] {
-            s.verts.push(Vertex {
+            s.push(Vertex {
                 w: p,
                 a: p,
                 b: Vec3A::ZERO,
@@ -477,7 +523,7 @@ mod tests {
         }
         let v = s.solve();
         assert!((v - Vec3A::Z).length() < 1e-6, "{v}");
-        assert!(s.verts.len() < 4);
+        assert!(s.verts().len() < 4);
         // A sliver from a cylinder–hull pair: two vertices 1 cm apart, edges of 1 m, the
         // origin 3 mm from its plane (projecting inside it). The distance must be the
         // plane distance, computed here in f64 directly; the f32 solve was 1e-5 off,
@@ -489,7 +535,7 @@ mod tests {
         ];
         let mut s = Simplex::default();
         for p in tri {
-            s.verts.push(Vertex {
+            s.push(Vertex {
                 w: p,
                 a: p,
                 b: Vec3A::ZERO,
@@ -499,7 +545,7 @@ mod tests {
         let [a, b, c] = tri.map(|p| p.as_dvec3());
         let n = (b - a).cross(c - a).normalize();
         let exact = n.dot(a).abs();
-        assert_eq!(s.verts.len(), 3, "the origin projects inside");
+        assert_eq!(s.verts().len(), 3, "the origin projects inside");
         assert!((got - exact).abs() < 1e-8, "{got} vs {exact}");
     }
 }

@@ -16,7 +16,7 @@
 
 use arrayvec::ArrayVec;
 
-use crate::math::{Isometry, Vec3A};
+use crate::math::{Isometry, Mat3A, Quat, Vec3A};
 
 /// Points this close to the deepest one (m) count as equally deep in the reduction.
 const DEPTH_TIE: f32 = 1e-3;
@@ -89,6 +89,34 @@ impl ContactManifold {
         }
     }
 
+    /// Like [`Self::set_from_world`] for candidates given in A's body frame (routines
+    /// that work there): `normal_a` in A's frame, `rot_a` A's rotation, `b_in_a` B's
+    /// frame relative to A's. Saves the round trip through world space.
+    pub(crate) fn set_from_frame_a(
+        &mut self,
+        normal_a: Vec3A,
+        rot_a: Quat,
+        b_in_a: &Isometry,
+        candidates: &[WorldPoint],
+    ) {
+        self.normal = rot_a * normal_a;
+        self.points.clear();
+        let keep = reduce_by(normal_a, candidates.len(), |i| {
+            let c = &candidates[i];
+            (0.5 * (c.on_a + c.on_b), c.separation)
+        });
+        let to_b = Mat3A::from_quat(b_in_a.rotation).transpose();
+        for i in keep {
+            let c = &candidates[i];
+            self.points.push(ContactPoint {
+                local_a: c.on_a,
+                local_b: to_b * (c.on_b - b_in_a.translation),
+                separation: c.separation,
+                feature: c.feature,
+            });
+        }
+    }
+
     /// Sets a manifold of one point.
     pub(crate) fn set_single(
         &mut self,
@@ -101,7 +129,8 @@ impl ContactManifold {
     }
 }
 
-/// A candidate point in world space before reduction.
+/// A candidate point before reduction, in world space (or in A's frame for
+/// [`ContactManifold::set_from_frame_a`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WorldPoint {
     /// Point on A's surface.
