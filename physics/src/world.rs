@@ -231,6 +231,7 @@ impl World {
             } else {
                 Vec3A::ZERO
             },
+            velocity_carry: Vec3A::ZERO,
             inv_mass: if mass > 0.0 { 1.0 / mass } else { 0.0 },
             inv_inertia_local: inv_inertia,
             local_center,

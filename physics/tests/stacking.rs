@@ -24,7 +24,6 @@ fn a_resting_box_stays_within_a_millimetre_and_falls_asleep() {
 }
 
 #[test]
-#[ignore = "issue 6 open: soft contacts (30 Hz, 4 substeps) sag 2.8 cm over a 10-box stack; needs stiffer stacking"]
 fn a_ten_box_stack_stands_ten_seconds_and_sleeps() {
     let mut w = world(2);
     ground(&mut w, 0.5);
