@@ -26,6 +26,7 @@
 pub mod aabb;
 pub mod body;
 pub mod broad_phase;
+pub mod ccd;
 pub mod constraint_graph;
 pub mod contact;
 pub mod dynamic_tree;
@@ -33,6 +34,7 @@ pub mod error;
 pub mod events;
 pub mod filter;
 pub mod island;
+pub mod listener;
 pub mod math;
 pub mod narrow_phase;
 mod pipeline;

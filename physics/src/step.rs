@@ -1,9 +1,14 @@
 //! The step, declared as a joule-graph graph.
 //!
 //! ```text
-//!   broadphase -> find collisions -> narrow phase -> contact events -> solve
-//!        -> islands and sleep -> finalize
+//!   step listeners -> broadphase -> find collisions -> narrow phase -> contact events
+//!     -> constraint graph -> solve -> integrate -> find CCD contacts
+//!     -> resolve CCD contacts -> islands and sleep -> finalize
 //! ```
+//!
+//! "solve" runs every substep and every colour inside it as parallel stages of blocks
+//! (see `solver/mod.rs`); "find CCD contacts" is a dynamic task that spawns one job per
+//! fast body to cast (none when there are none).
 //!
 //! Each stage is a task that declares what it reads and writes; `build()` checks that no
 //! two unordered stages conflict, and at run time a stage can only reach what it declared.
@@ -17,10 +22,12 @@ use joule_graph::{BuildError, Graph, GraphBuilder, TaskContext};
 
 use crate::body::Bodies;
 use crate::broad_phase::BroadPhase;
+use crate::ccd::{self, CcdState};
 use crate::contact::{ContactManager, MaterialMixing};
 use crate::events::Events;
 use crate::filter::ExclusionList;
 use crate::island::{self, IslandScratch, SleepEvent};
+use crate::listener::{StepListeners, StepPhase};
 use crate::math::Vec3A;
 use crate::pipeline::{self, CollisionSettings, Scratch};
 use crate::solver::{self, SolverScratch};
@@ -51,9 +58,24 @@ fn collision_settings(desc: &WorldDesc) -> CollisionSettings {
 /// Builds the step graph.
 pub(crate) fn build() -> Result<Graph, BuildError> {
     let mut b = GraphBuilder::new();
-    let broadphase = b
+    let listeners = b
         .task(STAGES[0], |cx| {
             span(cx, STAGES[0], || {
+                let dt = cx.read::<StepDt>().0;
+                let mut listeners = cx.write::<StepListeners>();
+                let mut bodies = cx.write::<Bodies>();
+                let mut sleep = cx.write::<SleepEvents>();
+                listeners.run(StepPhase::Before, &mut bodies, &mut sleep.0, dt);
+            });
+        })
+        .reads::<StepDt>()
+        .writes::<StepListeners>()
+        .writes::<Bodies>()
+        .writes::<SleepEvents>()
+        .id();
+    let broadphase = b
+        .task(STAGES[1], |cx| {
+            span(cx, STAGES[1], || {
                 let bodies = cx.read::<Bodies>();
                 let mut bp = cx.write::<BroadPhase>();
                 let mut scratch = cx.write::<Scratch>();
@@ -63,10 +85,11 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .reads::<Bodies>()
         .writes::<BroadPhase>()
         .writes::<Scratch>()
+        .after([listeners])
         .id();
     let find = b
-        .task(STAGES[1], |cx| {
-            span(cx, STAGES[1], || {
+        .task(STAGES[2], |cx| {
+            span(cx, STAGES[2], || {
                 let bodies = cx.read::<Bodies>();
                 let desc = cx.read::<WorldDesc>();
                 let exclusions = cx.read::<ExclusionList>();
@@ -96,8 +119,8 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .after([broadphase])
         .id();
     let narrow = b
-        .task(STAGES[2], |cx| {
-            span(cx, STAGES[2], || {
+        .task(STAGES[3], |cx| {
+            span(cx, STAGES[3], || {
                 let bodies = cx.read::<Bodies>();
                 let bp = cx.read::<BroadPhase>();
                 let desc = cx.read::<WorldDesc>();
@@ -118,8 +141,8 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .after([find])
         .id();
     let events = b
-        .task(STAGES[3], |cx| {
-            span(cx, STAGES[3], || {
+        .task(STAGES[4], |cx| {
+            span(cx, STAGES[4], || {
                 let desc = cx.read::<WorldDesc>();
                 let mut contacts = cx.write::<ContactManager>();
                 let mut events = cx.write::<Events>();
@@ -137,18 +160,17 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .writes::<SleepEvents>()
         .after([narrow])
         .id();
-    let solve = b
-        .task(STAGES[4], |cx| {
-            span(cx, STAGES[4], || {
+    let graph = b
+        .task(STAGES[5], |cx| {
+            span(cx, STAGES[5], || {
                 let desc = cx.read::<WorldDesc>();
                 let dt = cx.read::<StepDt>().0;
-                let mut bodies = cx.write::<Bodies>();
-                let mut contacts = cx.write::<ContactManager>();
+                let bodies = cx.read::<Bodies>();
+                let contacts = cx.read::<ContactManager>();
                 let mut scratch = cx.write::<SolverScratch>();
-                solver::solve(
-                    cx.jobs(),
-                    &mut bodies,
-                    &mut contacts,
+                solver::prepare(
+                    &bodies,
+                    &contacts,
                     Vec3A::from(desc.gravity),
                     dt,
                     &desc.solver,
@@ -158,14 +180,101 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         })
         .reads::<WorldDesc>()
         .reads::<StepDt>()
-        .writes::<Bodies>()
-        .writes::<ContactManager>()
+        .reads::<Bodies>()
+        .reads::<ContactManager>()
         .writes::<SolverScratch>()
         .after([events])
         .id();
+    let solve = b
+        .task(STAGES[6], |cx| {
+            span(cx, STAGES[6], || {
+                solver::solve(cx.jobs(), &mut cx.write::<SolverScratch>());
+            });
+        })
+        .writes::<SolverScratch>()
+        .after([graph])
+        .id();
+    let integrate = b
+        .task(STAGES[7], |cx| {
+            span(cx, STAGES[7], || {
+                let scratch = cx.read::<SolverScratch>();
+                let mut bodies = cx.write::<Bodies>();
+                let mut contacts = cx.write::<ContactManager>();
+                solver::finish(&mut bodies, &mut contacts, &scratch);
+            });
+        })
+        .reads::<SolverScratch>()
+        .writes::<Bodies>()
+        .writes::<ContactManager>()
+        .after([solve])
+        .id();
+    let find_ccd = b
+        .dynamic(STAGES[8], |cx, spawner| {
+            span(cx, STAGES[8], || {
+                let bodies = cx.read::<Bodies>();
+                let mut state = cx.write::<CcdState>();
+                ccd::collect_candidates(&bodies, &mut state);
+                for i in 0..state.candidates.len() as u32 {
+                    spawner.spawn(move |cx, _| {
+                        span(cx, STAGES[8], || {
+                            let hit = {
+                                let (body, max_motion) = {
+                                    let st = cx.read::<CcdState>();
+                                    (st.candidates[i as usize], st.max_motion)
+                                };
+                                let bodies = cx.read::<Bodies>();
+                                let bp = cx.read::<BroadPhase>();
+                                let desc = cx.read::<WorldDesc>();
+                                let exclusions = cx.read::<ExclusionList>();
+                                ccd::cast_body(
+                                    &bodies,
+                                    &bp,
+                                    &desc.layers,
+                                    &exclusions,
+                                    max_motion,
+                                    body,
+                                )
+                            };
+                            if let Some(hit) = hit {
+                                cx.write::<CcdState>().hits.push(hit);
+                            }
+                        });
+                    });
+                }
+            });
+        })
+        .reads::<Bodies>()
+        .reads::<BroadPhase>()
+        .reads::<WorldDesc>()
+        .reads::<ExclusionList>()
+        .writes::<CcdState>()
+        .after([integrate])
+        .id();
+    let resolve_ccd = b
+        .task(STAGES[9], |cx| {
+            span(cx, STAGES[9], || {
+                let desc = cx.read::<WorldDesc>();
+                let mixing = cx.read::<MaterialMixing>();
+                let mut bodies = cx.write::<Bodies>();
+                let mut state = cx.write::<CcdState>();
+                let mut sleep = cx.write::<SleepEvents>();
+                let response = ccd::CcdResponse {
+                    mixing: &mixing,
+                    restitution_threshold: desc.solver.restitution_threshold,
+                };
+                ccd::resolve(&mut bodies, &mut state, &response, &mut sleep.0);
+            });
+        })
+        .reads::<WorldDesc>()
+        .reads::<MaterialMixing>()
+        .writes::<Bodies>()
+        .writes::<CcdState>()
+        .writes::<SleepEvents>()
+        .after([find_ccd])
+        .id();
     let sleep = b
-        .task(STAGES[5], |cx| {
-            span(cx, STAGES[5], || {
+        .task(STAGES[10], |cx| {
+            span(cx, STAGES[10], || {
                 let desc = cx.read::<WorldDesc>();
                 let dt = cx.read::<StepDt>().0;
                 let contacts = cx.read::<ContactManager>();
@@ -188,22 +297,26 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .writes::<Bodies>()
         .writes::<IslandScratch>()
         .writes::<SleepEvents>()
-        .after([solve])
+        .after([resolve_ccd])
         .id();
-    b.task(STAGES[6], |cx| {
-        span(cx, STAGES[6], || {
+    b.task(STAGES[11], |cx| {
+        span(cx, STAGES[11], || {
+            let dt = cx.read::<StepDt>().0;
             let mut bodies = cx.write::<Bodies>();
             for body in &mut bodies.bodies {
                 body.force = Vec3A::ZERO;
                 body.torque = Vec3A::ZERO;
             }
-            cx.write::<SleepEvents>()
-                .0
-                .sort_by_key(|e| (e.body, e.asleep));
+            let mut sleep = cx.write::<SleepEvents>();
+            cx.write::<StepListeners>()
+                .run(StepPhase::After, &mut bodies, &mut sleep.0, dt);
+            sleep.0.sort_by_key(|e| (e.body, e.asleep));
         });
     })
+    .reads::<StepDt>()
     .writes::<Bodies>()
     .writes::<SleepEvents>()
+    .writes::<StepListeners>()
     .after([sleep]);
     b.build()
 }

@@ -12,12 +12,17 @@ use joule_graph::{TaskKind, Trace};
 use joule_jobs::{JobSystem, TraceEvent};
 
 /// The stages of a step, in order (their names in traces).
-pub const STAGES: [&str; 7] = [
+pub const STAGES: [&str; 12] = [
+    "step listeners",
     "broadphase",
     "find collisions",
     "narrow phase",
     "contact events",
+    "constraint graph",
     "solve",
+    "integrate",
+    "find CCD contacts",
+    "resolve CCD contacts",
     "islands and sleep",
     "finalize",
 ];
@@ -43,10 +48,20 @@ pub(crate) fn build(jobs: &JobSystem, t0: u64, events: Vec<TraceEvent>) -> Trace
     let mut spans = Vec::new();
     for e in &events {
         if let Some(i) = STAGES.iter().position(|s| *s == e.label) {
-            runs[i] = Some(TaskRun {
-                thread: e.thread,
-                start_ns: rel(e.start_ns),
-                end_ns: rel(e.end_ns),
+            // A stage with child jobs (find CCD contacts) records several spans: its
+            // run covers them all.
+            let (start, end) = (rel(e.start_ns), rel(e.end_ns));
+            runs[i] = Some(match runs[i] {
+                Some(r) => TaskRun {
+                    thread: r.thread,
+                    start_ns: r.start_ns.min(start),
+                    end_ns: r.end_ns.max(end),
+                },
+                None => TaskRun {
+                    thread: e.thread,
+                    start_ns: start,
+                    end_ns: end,
+                },
             });
             spans.push(Span {
                 task: i,

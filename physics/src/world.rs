@@ -11,11 +11,13 @@ use crate::body::{
     validate_position, validate_rotation, validate_vector,
 };
 use crate::broad_phase::{BroadPhase, ProxyKind};
+use crate::ccd::CcdState;
 use crate::contact::{ContactInfo, ContactManager, MaterialMixing};
 use crate::error::PhysicsError;
 use crate::events::Events;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::{self, IslandScratch, SleepEvent, SleepSettings};
+use crate::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
@@ -96,6 +98,8 @@ pub struct World {
     pub(crate) island_scratch: IslandScratch,
     pub(crate) sleep_events: Vec<SleepEvent>,
     pub(crate) step_count: u64,
+    pub(crate) listeners: StepListeners,
+    pub(crate) ccd: CcdState,
     pub(crate) step_graph: joule_graph::Graph,
     pub(crate) step_ctx: joule_graph::Context,
 }
@@ -129,6 +133,8 @@ impl World {
             island_scratch: IslandScratch::default(),
             sleep_events: Vec::new(),
             step_count: 0,
+            listeners: StepListeners::default(),
+            ccd: CcdState::default(),
             step_graph: step::build()
                 .expect("the step graph's stages are ordered and their access does not conflict"),
             step_ctx: joule_graph::Context::new(),
@@ -475,6 +481,8 @@ impl World {
         ctx.insert(std::mem::take(&mut self.solver_scratch));
         ctx.insert(std::mem::take(&mut self.island_scratch));
         ctx.insert(step::SleepEvents(std::mem::take(&mut self.sleep_events)));
+        ctx.insert(std::mem::take(&mut self.listeners));
+        ctx.insert(std::mem::take(&mut self.ccd));
         ctx.insert(self.desc.clone());
         ctx.insert(step::StepDt(dt));
     }
@@ -494,9 +502,27 @@ impl World {
         self.solver_scratch = ctx.remove().expect(took);
         self.island_scratch = ctx.remove().expect(took);
         self.sleep_events = ctx.remove::<step::SleepEvents>().expect(took).0;
+        self.listeners = ctx.remove().expect(took);
+        self.ccd = ctx.remove().expect(took);
         let _ = ctx.remove::<WorldDesc>();
         let _ = ctx.remove::<step::StepDt>();
         self.step_count += 1;
+    }
+
+    /// Registers `f` to run inside every step: [`StepPhase::Before`] runs first (forces it
+    /// adds act in this step), [`StepPhase::After`] runs last (it sees the step's results).
+    /// Listeners of a phase run in the order they were added.
+    pub fn add_step_listener(
+        &mut self,
+        phase: StepPhase,
+        f: impl FnMut(&mut StepListenerContext<'_>) + Send + 'static,
+    ) -> StepListenerId {
+        self.listeners.add(phase, Box::new(f))
+    }
+
+    /// Removes a listener; returns whether it was registered.
+    pub fn remove_step_listener(&mut self, id: StepListenerId) -> bool {
+        self.listeners.remove(id)
     }
 
     /// The step's graph (its stages, edges and declared access), for inspection.

@@ -117,6 +117,7 @@ pub(crate) struct SolverScratch {
     entries: Vec<GraphEntry>,
     colors: Vec<ColorWork>,
     overflow: Vec<ContactConstraint>,
+    constants: StepConstants,
 }
 
 /// Constraints per job within a colour.
@@ -124,12 +125,21 @@ const BLOCK: usize = 32;
 /// Bodies per job in integration.
 const BODY_BLOCK: usize = 256;
 
-/// Runs the whole solve of one step over the awake bodies and touching contacts.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn solve(
-    jobs: &JobSystem,
-    bodies: &mut Bodies,
-    contacts: &mut ContactManager,
+/// Step constants the three solver stages share.
+#[derive(Clone, Copy, Debug, Default)]
+struct StepConstants {
+    substeps: u32,
+    inv_h: f32,
+    h: f32,
+    max_push: f32,
+    restitution_threshold: f32,
+}
+
+/// Stage "constraint graph": loads the awake bodies into solver bodies, colours the
+/// touching contacts and prepares their constraints (anchors, effective masses).
+pub(crate) fn prepare(
+    bodies: &Bodies,
+    contacts: &ContactManager,
     gravity: Vec3A,
     dt: f32,
     settings: &SolverSettings,
@@ -137,7 +147,6 @@ pub(crate) fn solve(
 ) {
     let substeps = settings.substeps.max(1);
     let h = dt / substeps as f32;
-    let inv_h = 1.0 / h;
     let hertz = settings
         .contact_hertz
         .min(MAX_HERTZ_PER_SUBSTEP_RATE * substeps as f32 / dt);
@@ -145,21 +154,36 @@ pub(crate) fn solve(
     // Box2D doubles the stiffness against static bodies; at our cap that crosses the
     // stability limit (a 4-box pyramid rocked), so static contacts use the same springs.
     let static_soft = soft;
-
+    s.constants = StepConstants {
+        substeps,
+        inv_h: 1.0 / h,
+        h,
+        max_push: settings.max_push_out_speed,
+        restitution_threshold: settings.restitution_threshold,
+    };
     load_bodies(bodies, gravity, h, s);
     build_constraints(bodies, contacts, soft, static_soft, s);
+}
 
-    let max_push = settings.max_push_out_speed;
-    for _ in 0..substeps {
+/// Stage "solve": the substeps (velocity integration, warm start, solve, position
+/// integration, relax), colour by colour, then restitution. Works on the solver's copy of
+/// the bodies only.
+pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
+    let k = s.constants;
+    for _ in 0..k.substeps {
         integrate_velocities(jobs, s);
         for_each_constraint(jobs, s, |c, a, b| c.warm_start(a, b));
-        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, inv_h, max_push, true));
-        integrate_positions(jobs, s, h);
-        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, inv_h, max_push, false));
+        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true));
+        integrate_positions(jobs, s, k.h);
+        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, k.inv_h, k.max_push, false));
     }
-    let threshold = settings.restitution_threshold;
+    let threshold = k.restitution_threshold;
     for_each_constraint(jobs, s, |c, a, b| c.apply_restitution(a, b, threshold));
+}
 
+/// Stage "integrate": writes the solved velocities and poses back to the bodies and the
+/// impulses back to the contacts (for the next step's warm start).
+pub(crate) fn finish(bodies: &mut Bodies, contacts: &mut ContactManager, s: &SolverScratch) {
     store_impulses(contacts, s);
     store_bodies(bodies, s);
 }
