@@ -182,6 +182,7 @@ pub(crate) fn cast_body(
             &ob.shape,
             &pose_b,
             max_fraction,
+            CCD_SKIN,
             allowance,
         ) {
             let better = best.is_none_or(|h| {
@@ -205,7 +206,7 @@ pub(crate) fn cast_body(
 }
 
 /// The first fraction `t` in `[0, max_fraction]` at which shape A, moved by
-/// `t * translation` from `pose_a`, comes within [`CCD_SKIN`] of B at `pose_b`, with the
+/// `t * translation` from `pose_a`, comes within `skin` of B at `pose_b`, with the
 /// normal (A towards B) and A's closest point there (in the world, A at `t`).
 ///
 /// Conservative advancement: the distance between convex shapes under a linear
@@ -219,6 +220,7 @@ pub(crate) fn linear_cast(
     b: &Shape,
     pose_b: &Isometry,
     max_fraction: f32,
+    skin: f32,
     allowance: f32,
 ) -> Option<(f32, Vec3A, Vec3A)> {
     let a_convex = a.as_convex()?;
@@ -245,11 +247,7 @@ pub(crate) fn linear_cast(
         }
     };
     let (d0, _, _) = distance(0.0);
-    let target = if d0 > CCD_SKIN {
-        CCD_SKIN
-    } else {
-        d0 - allowance
-    };
+    let target = if d0 > skin { skin } else { d0 - allowance };
     let mut t = 0.0f32;
     let mut last = (d0, Vec3A::X, Vec3A::ZERO);
     for _ in 0..MAX_ITERATIONS {
@@ -270,7 +268,7 @@ pub(crate) fn linear_cast(
         }
     }
     // Not converged (grazing approach): the last time is still before the touch.
-    (last.0 <= target + CCD_SKIN).then_some((t, last.1, last.2))
+    (last.0 <= target + skin.max(1e-3)).then_some((t, last.1, last.2))
 }
 
 /// Materials and thresholds the resolve pass needs.

@@ -40,6 +40,7 @@ pub mod narrow_phase;
 mod pipeline;
 pub mod query;
 pub mod shape;
+pub mod shape_query;
 pub mod solver;
 mod step;
 mod step_trace;

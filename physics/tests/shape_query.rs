@@ -1,0 +1,316 @@
+//! Shape casts, shape overlap and the batched query forms, against closed forms.
+
+use joule_jobs::JobSystem;
+use joule_physics::body::{BodyDesc, BodyId};
+use joule_physics::math::{Isometry, Quat, Vec3, Vec3A};
+use joule_physics::narrow_phase::closest_points;
+use joule_physics::query::QueryFilter;
+use joule_physics::shape::Shape;
+use joule_physics::shape_query::{RayQuery, ShapeCastQuery};
+use joule_physics::world::{World, WorldDesc};
+
+fn world(threads: usize) -> World {
+    World::new(
+        WorldDesc {
+            gravity: Vec3::ZERO,
+            ..WorldDesc::default()
+        },
+        JobSystem::new(threads).unwrap(),
+    )
+}
+
+fn fixed(w: &mut World, shape: Shape, p: Vec3) -> BodyId {
+    w.create_body(&BodyDesc::fixed(shape, p)).unwrap()
+}
+
+fn at(p: Vec3) -> Isometry {
+    Isometry::from_translation(p.into())
+}
+
+/// SplitMix64 in [0, 1).
+fn next(state: &mut u64) -> f32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+}
+
+#[test]
+fn sphere_and_box_casts_hit_at_the_closed_form_fraction() {
+    let mut w = world(0);
+    let target = fixed(&mut w, Shape::sphere(1.0).unwrap(), Vec3::ZERO);
+    let f = QueryFilter::default();
+    // Sphere r = 0.5 from x = -5 over 10 m: touches when the centres are 1.5 apart.
+    let ball = Shape::sphere(0.5).unwrap();
+    let hit = w
+        .cast_shape(
+            &ball,
+            at(Vec3::new(-5.0, 0.0, 0.0)),
+            Vec3::new(10.0, 0.0, 0.0),
+            &f,
+        )
+        .unwrap();
+    assert_eq!(hit.body, target);
+    assert!((hit.fraction - 0.35).abs() < 1e-4, "{}", hit.fraction);
+    assert!((hit.normal - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-3);
+    assert!((hit.point - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-3);
+    // Sphere–sphere in random directions: the centre path's closest approach decides.
+    let mut seed = 7u64;
+    for _ in 0..50 {
+        let dir = Vec3::new(
+            next(&mut seed) - 0.5,
+            next(&mut seed) - 0.5,
+            next(&mut seed) - 0.5,
+        )
+        .normalize();
+        let start = -dir * 6.0 + Vec3::new(0.0, 0.3, -0.2);
+        let hit = w.cast_shape(&ball, at(start), dir * 12.0, &f).unwrap();
+        // Solve |start + t d| = 1.5 for the first t (d = 12 dir).
+        let (b, c) = (start.dot(dir * 12.0), start.length_squared() - 2.25);
+        let a = 144.0;
+        let t = (-b - (b * b - a * c).sqrt()) / a;
+        assert!(
+            (hit.fraction - t).abs() * 12.0 < 1e-3,
+            "{} vs {t}",
+            hit.fraction
+        );
+    }
+    // A box of half extent 0.5 against a box of half extent 1 (face to face, rotated
+    // about the sweep axis: the faces stay parallel): 3.5 m of 10.
+    let mut w = world(0);
+    fixed(&mut w, Shape::cuboid(Vec3::splat(1.0)).unwrap(), Vec3::ZERO);
+    let cube = Shape::cuboid(Vec3::splat(0.5)).unwrap();
+    let pose = Isometry::new(Vec3A::new(-5.0, 0.2, 0.1), Quat::from_rotation_x(0.4));
+    let hit = w
+        .cast_shape(&cube, pose, Vec3::new(10.0, 0.0, 0.0), &f)
+        .unwrap();
+    assert!((hit.fraction - 0.35).abs() < 1e-4, "{}", hit.fraction);
+    assert!((hit.normal.x + 1.0).abs() < 1e-3, "{}", hit.normal);
+}
+
+#[test]
+fn casts_against_a_half_space_overlaps_and_misses() {
+    let mut w = world(0);
+    let ground = fixed(&mut w, Shape::half_space(Vec3::Y, 0.0).unwrap(), Vec3::ZERO);
+    let f = QueryFilter::default();
+    let capsule = Shape::capsule(0.5, 0.25).unwrap();
+    // Capsule upright, bottom at y = 5 - 0.75 = 4.25, dropped 10 m: fraction 0.425.
+    let hit = w
+        .cast_shape(
+            &capsule,
+            at(Vec3::new(0.0, 5.0, 0.0)),
+            Vec3::new(0.0, -10.0, 0.0),
+            &f,
+        )
+        .unwrap();
+    assert_eq!(hit.body, ground);
+    assert!((hit.fraction - 0.425).abs() < 1e-4, "{}", hit.fraction);
+    assert!((hit.normal - Vec3::Y).length() < 1e-4);
+    // Moving away or parallel: no hit. Starting inside: fraction 0.
+    assert!(
+        w.cast_shape(
+            &capsule,
+            at(Vec3::new(0.0, 5.0, 0.0)),
+            Vec3::new(3.0, 1.0, 0.0),
+            &f
+        )
+        .is_none()
+    );
+    let inside = w
+        .cast_shape(
+            &capsule,
+            at(Vec3::new(0.0, 0.5, 0.0)),
+            Vec3::new(3.0, 0.0, 0.0),
+            &f,
+        )
+        .unwrap();
+    assert_eq!(inside.fraction, 0.0);
+    // Not finite: no answer rather than a panic.
+    assert!(
+        w.cast_shape(&capsule, at(Vec3::new(f32::NAN, 0.0, 0.0)), Vec3::X, &f)
+            .is_none()
+    );
+    assert_eq!(
+        w.overlap_shape(&capsule, at(Vec3::new(0.0, 0.7, 0.0)), &f),
+        vec![ground]
+    );
+    assert!(
+        w.overlap_shape(&capsule, at(Vec3::new(0.0, 0.8, 0.0)), &f)
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_small_fast_sphere_cast_never_passes_a_thin_wall() {
+    let mut w = world(0);
+    let wall = fixed(
+        &mut w,
+        Shape::cuboid(Vec3::new(0.025, 10.0, 10.0)).unwrap(),
+        Vec3::ZERO,
+    );
+    let ball = Shape::sphere(0.1).unwrap();
+    let mut seed = 11u64;
+    for _ in 0..100 {
+        let phi = next(&mut seed) * std::f32::consts::TAU;
+        let c = 0.3 + 0.7 * next(&mut seed);
+        let s = (1.0 - c * c).sqrt();
+        let dir = Vec3::new(c, s * phi.cos(), s * phi.sin());
+        let start = Vec3::new(-1.0, 0.0, 0.0);
+        let hit = w
+            .cast_shape(&ball, at(start), dir * 10.0, &QueryFilter::default())
+            .expect("the wall is in the way");
+        assert_eq!(hit.body, wall);
+        // The centre stops 0.1 before the face at x = -0.025.
+        let centre = start + dir * 10.0 * hit.fraction;
+        assert!((centre.x + 0.125).abs() < 1e-3, "centre {centre}");
+    }
+}
+
+#[test]
+fn world_casts_pick_the_nearest_body_and_respect_the_filter() {
+    let mut w = world(0);
+    let near = fixed(
+        &mut w,
+        Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+        Vec3::new(3.0, 0.0, 0.0),
+    );
+    let far = fixed(
+        &mut w,
+        Shape::sphere(0.5).unwrap(),
+        Vec3::new(6.0, 0.0, 0.0),
+    );
+    let ball = Shape::sphere(0.25).unwrap();
+    let sweep = Vec3::new(10.0, 0.0, 0.0);
+    let hit = w
+        .cast_shape(&ball, at(Vec3::ZERO), sweep, &QueryFilter::default())
+        .unwrap();
+    assert_eq!(hit.body, near);
+    assert!((hit.fraction - 0.225).abs() < 1e-4);
+    let skip_near = QueryFilter {
+        exclude: Some(near),
+        ..QueryFilter::default()
+    };
+    let hit = w
+        .cast_shape(&ball, at(Vec3::ZERO), sweep, &skip_near)
+        .unwrap();
+    assert_eq!(hit.body, far);
+    assert!((hit.fraction - 0.525).abs() < 1e-4);
+}
+
+#[test]
+fn overlap_shape_matches_brute_force() {
+    let mut w = world(0);
+    let mut seed = 3u64;
+    let mut bodies = Vec::new();
+    for i in 0..60 {
+        let p = Vec3::new(
+            next(&mut seed) * 10.0 - 5.0,
+            next(&mut seed) * 10.0 - 5.0,
+            next(&mut seed) * 10.0 - 5.0,
+        );
+        let shape = match i % 3 {
+            0 => Shape::sphere(0.4).unwrap(),
+            1 => Shape::cuboid(Vec3::new(0.5, 0.3, 0.2)).unwrap(),
+            _ => Shape::capsule(0.4, 0.2).unwrap(),
+        };
+        bodies.push((fixed(&mut w, shape.clone(), p), shape, at(p)));
+    }
+    let probe = Shape::cuboid(Vec3::new(1.0, 0.5, 0.75)).unwrap();
+    let mut total = 0;
+    for _ in 0..100 {
+        let pose = Isometry::new(
+            Vec3A::new(
+                next(&mut seed) * 10.0 - 5.0,
+                next(&mut seed) * 10.0 - 5.0,
+                next(&mut seed) * 10.0 - 5.0,
+            ),
+            Quat::from_euler(
+                glam::EulerRot::XYZ,
+                next(&mut seed) * 3.0,
+                next(&mut seed),
+                0.5,
+            ),
+        );
+        let got = w.overlap_shape(&probe, pose, &QueryFilter::default());
+        let mut want: Vec<BodyId> = bodies
+            .iter()
+            .filter(|(_, s, iso)| {
+                closest_points(
+                    probe.as_convex().unwrap(),
+                    &pose,
+                    s.as_convex().unwrap(),
+                    iso,
+                )
+                .separation
+                    <= 0.0
+            })
+            .map(|(id, _, _)| *id)
+            .collect();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        total += got.len();
+    }
+    assert!(total > 10, "the poses did overlap bodies ({total})");
+}
+
+#[test]
+fn batched_casts_equal_single_casts_at_any_thread_count() {
+    let build = |threads: usize| {
+        let mut w = world(threads);
+        let mut seed = 5u64;
+        for _ in 0..80 {
+            let p = Vec3::new(
+                next(&mut seed) * 20.0 - 10.0,
+                next(&mut seed) * 20.0 - 10.0,
+                next(&mut seed) * 20.0 - 10.0,
+            );
+            fixed(&mut w, Shape::cuboid(Vec3::splat(0.6)).unwrap(), p);
+        }
+        w
+    };
+    let ball = Shape::sphere(0.3).unwrap();
+    let mut seed = 9u64;
+    let mut rays = Vec::new();
+    let mut casts = Vec::new();
+    for _ in 0..300 {
+        let o = Vec3::new(
+            next(&mut seed) * 4.0 - 2.0,
+            next(&mut seed) * 4.0 - 2.0,
+            0.0,
+        );
+        let d = Vec3::new(
+            next(&mut seed) - 0.5,
+            next(&mut seed) - 0.5,
+            next(&mut seed) - 0.5,
+        ) * 40.0;
+        rays.push(RayQuery {
+            origin: o,
+            direction: d,
+        });
+        casts.push(ShapeCastQuery {
+            shape: &ball,
+            pose: at(o),
+            translation: d,
+        });
+    }
+    let f = QueryFilter::default();
+    let reference = build(0);
+    let single_rays: Vec<_> = rays
+        .iter()
+        .map(|r| reference.cast_ray(r.origin, r.direction, &f))
+        .collect();
+    let single_casts: Vec<_> = casts
+        .iter()
+        .map(|c| reference.cast_shape(c.shape, c.pose, c.translation, &f))
+        .collect();
+    assert!(single_casts.iter().filter(|h| h.is_some()).count() > 30);
+    for threads in [0, 1, 4] {
+        let w = build(threads);
+        let (mut r, mut c) = (Vec::new(), Vec::new());
+        w.cast_rays(&rays, &f, &mut r);
+        w.cast_shapes(&casts, &f, &mut c);
+        assert_eq!(r, single_rays, "rays, {threads} workers");
+        assert_eq!(c, single_casts, "shape casts, {threads} workers");
+    }
+}
