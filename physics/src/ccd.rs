@@ -213,6 +213,7 @@ pub(crate) fn cast_body(
 /// translation is a convex function of `t` whose slope is `-normal · translation`, so
 /// stepping by `(distance - skin) / approach speed` never passes the first touch. A pair
 /// that already touches at `t = 0` only counts when A would sink `allowance` deeper.
+#[allow(clippy::too_many_arguments)] // two shapes with their poses, the sweep, three tolerances
 pub(crate) fn linear_cast(
     a: &Shape,
     pose_a: &Isometry,
