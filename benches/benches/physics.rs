@@ -44,5 +44,66 @@ fn scenes_bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, scenes_bench);
+/// Issue 7's bullets: pyramid20 and 1,000 spheres of radius 0.05 (`LinearCast`) fired at
+/// it along +x at 200 m/s from a 10 x 100 grid 5 m in front of its base. Warm-up: the
+/// pyramid settles for 60 steps; the bullets are then created and each sample measures the
+/// 10 steps in which they arrive and hit (3.3 m per step).
+fn bullets_world(threads: usize) -> World {
+    use joule_physics::body::{BodyDesc, MotionQuality};
+    use joule_physics::math::Vec3;
+    use joule_physics::shape::Shape;
+    let mut w = joule_world(SceneKind::Pyramid20, threads);
+    let ball = Shape::sphere(0.05).unwrap();
+    for i in 0..10 {
+        for j in 0..100 {
+            let p = Vec3::new(
+                -15.0 - 0.2 * i as f32,
+                0.3 + 0.19 * j as f32,
+                -0.3 + 0.06 * i as f32,
+            );
+            w.create_body(&BodyDesc {
+                linear_velocity: Vec3::new(200.0, 0.0, 0.0),
+                motion_quality: MotionQuality::LinearCast,
+                ..BodyDesc::dynamic(ball.clone(), p)
+            })
+            .unwrap();
+        }
+    }
+    w
+}
+
+fn bullets_bench(c: &mut Criterion) {
+    for threads in [1usize, 2] {
+        let mut g = c.benchmark_group(format!("bullets/t{threads}"));
+        g.sample_size(10)
+            .measurement_time(Duration::from_secs(5))
+            .warm_up_time(Duration::from_millis(500));
+        g.bench_function("joule_10_steps", |b| {
+            b.iter_batched(
+                || bullets_world(threads),
+                |mut w| {
+                    for _ in 0..10 {
+                        w.step(scenes::DT);
+                    }
+                    w
+                },
+                criterion::BatchSize::LargeInput,
+            );
+        });
+        g.finish();
+        // Where the time goes in the step where most bullets hit (step 4: they have flown
+        // 13.3 m of the 15 m to the pyramid's base edge... the wall's face at x = -10).
+        let mut w = bullets_world(threads);
+        for _ in 0..3 {
+            w.step(scenes::DT);
+        }
+        let trace = w.step_traced(scenes::DT);
+        eprintln!(
+            "bullets/t{threads}: trace of the impact step\n{}",
+            trace.summary()
+        );
+    }
+}
+
+criterion_group!(benches, scenes_bench, bullets_bench);
 criterion_main!(benches);

@@ -31,6 +31,7 @@
 //! and the resolve pass sorts hits before moving anything, so the outcome is the same for
 //! any thread count.
 
+use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies, BodySim, MotionQuality, MotionType};
 use crate::broad_phase::BroadPhase;
 use crate::contact::{MaterialMixing, motion_types_collide};
@@ -162,23 +163,19 @@ pub(crate) fn cast_body(
         } else {
             Vec3A::ZERO
         };
-        // Cheap reject: B's own sweep must meet A's.
-        let end_b = Isometry {
-            rotation: pose_b.rotation,
-            translation: pose_b.translation + delta_b,
-        };
-        let swept_b = ob
-            .shape
-            .world_aabb(&pose_b)
-            .union(&ob.shape.world_aabb(&end_b));
-        if !swept.overlaps(&swept_b) {
+        // Cheap reject in B's frame of motion: A's start box swept by the relative
+        // motion must meet B's start box (bullets flying side by side never do).
+        let rel = delta_a - delta_b;
+        let start_a = body.shape.world_aabb(&pose_a);
+        let rel_swept = start_a.union(&Aabb::new(start_a.min + rel, start_a.max + rel));
+        if !rel_swept.overlaps(&ob.shape.world_aabb(&pose_b)) {
             return true;
         }
         let max_fraction = best.map_or(1.0, |h| h.fraction);
         if let Some((fraction, normal, point)) = linear_cast(
             &body.shape,
             &pose_a,
-            delta_a - delta_b,
+            rel,
             &ob.shape,
             &pose_b,
             max_fraction,
