@@ -34,6 +34,11 @@ pub struct BodyId {
 }
 
 impl BodyId {
+    /// The id of slot `index` at `generation` (for restoring saved state).
+    pub(crate) fn new(index: u32, generation: u32) -> Self {
+        Self { index, generation }
+    }
+
     /// The slot index (dense, reused after removal).
     #[must_use]
     pub fn index(&self) -> u32 {
@@ -292,10 +297,10 @@ pub(crate) struct BodySet {
 #[derive(Clone, Debug)]
 pub(crate) struct Bodies {
     pub bodies: Vec<Body>,
-    free: Vec<u32>,
+    pub(crate) free: Vec<u32>,
     pub sets: Vec<BodySet>,
-    free_sets: Vec<u32>,
-    live: usize,
+    pub(crate) free_sets: Vec<u32>,
+    pub(crate) live: usize,
 }
 
 impl Default for Bodies {

@@ -49,15 +49,15 @@ pub struct BodyPair {
 pub struct BroadPhase {
     /// Fattening of proxy boxes, in metres (Box2D's `b2_aabbMargin` is 0.1).
     pub margin: f32,
-    static_tree: DynamicTree,
-    moving_tree: DynamicTree,
+    pub(crate) static_tree: DynamicTree,
+    pub(crate) moving_tree: DynamicTree,
     /// Proxies that were created or left their fat box since the last pair update,
     /// with their body slot.
-    moved: Vec<(u32, BroadPhaseProxy)>,
+    pub(crate) moved: Vec<(u32, BroadPhaseProxy)>,
     /// Per moving-tree leaf: whether it is in `moved`.
-    moved_flag: Vec<bool>,
+    pub(crate) moved_flag: Vec<bool>,
     /// Moving-tree reinsertions since the last rebuild.
-    reinsertions: usize,
+    pub(crate) reinsertions: usize,
 }
 
 impl Default for BroadPhase {

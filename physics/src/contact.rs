@@ -127,8 +127,8 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ContactManager {
     pub contacts: Vec<Contact>,
-    free: Vec<u32>,
-    pairs: HashMap<u64, u32>,
+    pub(crate) free: Vec<u32>,
+    pub(crate) pairs: HashMap<u64, u32>,
 }
 
 impl ContactManager {

@@ -18,23 +18,23 @@ use crate::math::Vec3A;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProxyId(pub u32);
 
-const NULL: u32 = u32::MAX;
+pub(crate) const NULL: u32 = u32::MAX;
 /// Deepest query stack; a tree of 2^32 leaves balanced within a factor 2 fits.
-const STACK: usize = 256;
+pub(crate) const STACK: usize = 256;
 
 #[derive(Clone, Copy, Debug)]
-struct Node {
-    aabb: Aabb,
-    parent: u32,
-    child1: u32,
-    child2: u32,
+pub(crate) struct Node {
+    pub(crate) aabb: Aabb,
+    pub(crate) parent: u32,
+    pub(crate) child1: u32,
+    pub(crate) child2: u32,
     /// Leaf: user data. Free node: next free.
-    user_data: u32,
-    height: i32,
+    pub(crate) user_data: u32,
+    pub(crate) height: i32,
 }
 
 impl Node {
-    fn is_leaf(&self) -> bool {
+    pub(crate) fn is_leaf(&self) -> bool {
         self.child1 == NULL
     }
 }
@@ -42,10 +42,10 @@ impl Node {
 /// A dynamic AABB tree.
 #[derive(Clone, Debug)]
 pub struct DynamicTree {
-    nodes: Vec<Node>,
-    root: u32,
-    free: u32,
-    leaves: usize,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) root: u32,
+    pub(crate) free: u32,
+    pub(crate) leaves: usize,
 }
 
 impl Default for DynamicTree {

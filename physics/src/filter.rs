@@ -20,9 +20,9 @@ pub type ObjectLayer = u16;
 /// A symmetric table saying which object layers collide with which.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerTable {
-    count: u16,
+    pub(crate) count: u16,
     /// Row-major `count x count` bits.
-    bits: Vec<u64>,
+    pub(crate) bits: Vec<u64>,
 }
 
 impl Default for LayerTable {
@@ -112,7 +112,7 @@ impl CollisionFilter {
 /// A set of body pairs that never collide.
 #[derive(Clone, Debug, Default)]
 pub struct ExclusionList {
-    pairs: BTreeSet<(BodyId, BodyId)>,
+    pub(crate) pairs: BTreeSet<(BodyId, BodyId)>,
 }
 
 impl ExclusionList {

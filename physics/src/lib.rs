@@ -41,6 +41,7 @@ mod pipeline;
 pub mod query;
 pub mod shape;
 pub mod shape_query;
+pub mod snapshot;
 pub mod solver;
 mod step;
 mod step_trace;

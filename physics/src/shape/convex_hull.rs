@@ -31,12 +31,12 @@ pub struct HullFace {
 /// A convex polyhedron.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvexHull {
-    vertices: Vec<Vec3A>,
-    faces: Vec<HullFace>,
-    aabb: Aabb,
+    pub(crate) vertices: Vec<Vec3A>,
+    pub(crate) faces: Vec<HullFace>,
+    pub(crate) aabb: Aabb,
     /// Mass properties at density 1.
-    unit_mass: MassProperties,
-    inner_radius: f32,
+    pub(crate) unit_mass: MassProperties,
+    pub(crate) inner_radius: f32,
 }
 
 #[derive(Clone, Copy)]

@@ -14,7 +14,7 @@ mod primitives;
 
 use std::sync::Arc;
 
-pub use convex_hull::ConvexHull;
+pub use convex_hull::{ConvexHull, HullFace};
 pub use primitives::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
 
 use crate::aabb::Aabb;

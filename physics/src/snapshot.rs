@@ -1,0 +1,457 @@
+//! World snapshots: the whole state that influences future steps as one versioned byte
+//! image, restored bit for bit.
+//!
+//! ```text
+//!  offset  size  field
+//!       0     8  magic "JOULESNP"
+//!       8     4  format version (u32)             SNAPSHOT_VERSION
+//!      12     8  payload length n (u64)
+//!      20     n  payload
+//!    20+n     8  64-bit FNV-1a of bytes 0 .. 20+n
+//!
+//!  payload:  settings (WorldDesc)      snapshot.rs
+//!            bodies, shapes, sets      snapshot/bodies.rs
+//!            broad phase (two trees)   snapshot/broad_phase.rs
+//!            contacts                  snapshot/contacts.rs
+//!            exclusion list, step count
+//! ```
+//!
+//! Every number is little-endian and every float is stored as its bit pattern, so a world
+//! restored from an image is bit-identical to the one it was taken from: the same
+//! `state_hash`, and stepping both gives the same states at every step, at any thread
+//! count. The invariant restore keeps: an image is decoded and checked completely into new
+//! parts first (header, checksum, then every index the engine follows without checking),
+//! and only a fully valid image replaces anything. A refused image leaves the world
+//! exactly as it was.
+//!
+//! Not in the image, by design:
+//! - the job system (a world keeps its own; thread count does not change results);
+//! - step listeners (closures: code, not data; `restore` keeps the world's own,
+//!   `from_snapshot` starts with none);
+//! - the events of the last step (contact, sensor, sleep): a restored world reports none
+//!   until it steps;
+//! - scratch buffers (collision, solver, islands, CCD): every step clears and refills them
+//!   before reading, and the solver's constraint colouring is rebuilt each step from the
+//!   contacts, which are saved;
+//! - the contents of removed body and contact slots (only a body slot's generation is
+//!   ever read again).
+//!
+//! `snapshot` destructures `World` and every saved part without `..`, so a field added to
+//! any of them does not compile until someone decides whether it is state.
+//!
+//! ```
+//! use joule_jobs::JobSystem;
+//! use joule_physics::body::BodyDesc;
+//! use joule_physics::world::{World, WorldDesc};
+//!
+//! let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+//! world.create_body(&BodyDesc::default())?;
+//! let saved = world.snapshot(); // write saved.as_bytes() anywhere
+//! let hash = world.state_hash();
+//! for _ in 0..10 {
+//!     world.step(1.0 / 60.0);
+//! }
+//! world.restore(saved.as_bytes())?; // back in time, bit for bit
+//! assert_eq!(world.state_hash(), hash);
+//! let copy = World::from_snapshot(saved.as_bytes(), JobSystem::new(2)?)?;
+//! assert_eq!(copy.state_hash(), hash);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod bodies;
+mod broad_phase;
+mod contacts;
+mod wire;
+
+use std::fmt;
+
+use joule_jobs::JobSystem;
+
+use crate::body::Bodies;
+use crate::broad_phase::BroadPhase;
+use crate::contact::{ContactManager, MaterialMixing};
+use crate::filter::{ExclusionList, LayerTable};
+use crate::island::SleepSettings;
+use crate::solver::SolverSettings;
+use crate::world::{World, WorldDesc};
+
+use wire::{Reader, Writer, check, fnv1a};
+
+/// The first eight bytes of every image.
+pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
+/// The image format this build writes and reads. Bumped whenever the payload's layout or
+/// meaning changes; older images are refused, never misread.
+pub const SNAPSHOT_VERSION: u32 = 1;
+/// Where the payload length sits, and the bytes before the payload (magic, version,
+/// payload length).
+const LENGTH_AT: usize = 8 + 4;
+const HEADER_LEN: usize = LENGTH_AT + 8;
+/// Bytes of the trailing checksum.
+const CHECKSUM_LEN: usize = 8;
+
+/// Why an image was refused. The world it was given to is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// The bytes do not start with [`SNAPSHOT_MAGIC`]: they are not a joule snapshot (or
+    /// the start of the file was lost). Check that you pass the bytes `Snapshot` gave you.
+    BadMagic,
+    /// The image was written by a build with another format version. Restore it with that
+    /// build, or take a new snapshot with this one.
+    UnsupportedVersion {
+        /// The image's version.
+        found: u32,
+        /// The version this build reads ([`SNAPSHOT_VERSION`]).
+        expected: u32,
+    },
+    /// The image is shorter than its header says: it was cut off while being written,
+    /// sent or read. Save and load all of `Snapshot::as_bytes`.
+    Truncated,
+    /// The checksum does not match the bytes: the image was damaged in storage or
+    /// transit. Use an intact copy.
+    ChecksumMismatch,
+    /// The header and checksum are fine but the payload describes an impossible world (an
+    /// index out of range, a NaN where the engine keeps finite values, a broken free list);
+    /// the string says what. Images written by `World::snapshot` never do this: it means
+    /// a bug in the writer, or bytes built by hand.
+    Corrupt(&'static str),
+}
+
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotError::BadMagic => write!(f, "not a joule world snapshot (bad magic bytes)"),
+            SnapshotError::UnsupportedVersion { found, expected } => write!(
+                f,
+                "snapshot format version {found} is not supported (this build reads {expected})"
+            ),
+            SnapshotError::Truncated => write!(f, "snapshot is truncated"),
+            SnapshotError::ChecksumMismatch => write!(f, "snapshot checksum does not match"),
+            SnapshotError::Corrupt(what) => write!(f, "snapshot is corrupt: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+/// A world's state as a byte image (see the module header for its layout). Save
+/// [`as_bytes`](Self::as_bytes) anywhere and hand the bytes back to
+/// [`World::restore`] or [`World::from_snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    bytes: Vec<u8>,
+}
+
+impl Snapshot {
+    /// The image.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The image, by value.
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// Size of the image in bytes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Always false: an image holds at least its header and checksum.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+impl AsRef<[u8]> for Snapshot {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// The saved parts of a world, decoded and checked, waiting to replace a world's own.
+struct State {
+    desc: WorldDesc,
+    bodies: Bodies,
+    broad_phase: BroadPhase,
+    contacts: ContactManager,
+    exclusions: ExclusionList,
+    step_count: u64,
+}
+
+impl World {
+    /// Takes a snapshot of everything that influences future steps (see the module
+    /// header for what is left out). Call it between steps.
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        let World {
+            desc,
+            // Not state: results do not depend on the thread count.
+            jobs: _,
+            bodies,
+            broad_phase,
+            contacts,
+            exclusions,
+            mixing,
+            // Dropped: the last step's output, cleared when the next step starts.
+            events: _,
+            sleep_events: _,
+            // Cleared and refilled by every step before it is read.
+            scratch: _,
+            solver_scratch: _,
+            island_scratch: _,
+            ccd: _,
+            step_count,
+            // Code, not data.
+            listeners: _,
+            // Built from code; the context is empty between steps.
+            step_graph: _,
+            step_ctx: _,
+        } = self;
+        // Mixing rules have no parameters yet; saving them starts with the first field.
+        let MaterialMixing = mixing;
+        let mut w = Writer::default();
+        w.bytes.extend_from_slice(&SNAPSHOT_MAGIC);
+        w.u32(SNAPSHOT_VERSION);
+        w.u64(0);
+        write_desc(&mut w, desc);
+        bodies::write_bodies(&mut w, bodies);
+        broad_phase::write_broad_phase(&mut w, broad_phase);
+        contacts::write_contacts(&mut w, contacts);
+        write_exclusions(&mut w, exclusions);
+        w.u64(*step_count);
+        let payload = (w.bytes.len() - HEADER_LEN) as u64;
+        w.bytes[LENGTH_AT..HEADER_LEN].copy_from_slice(&payload.to_le_bytes());
+        let checksum = fnv1a(&w.bytes);
+        w.u64(checksum);
+        Snapshot { bytes: w.bytes }
+    }
+
+    /// Replaces this world's state, settings included, with the image's. The job system
+    /// and step listeners stay the world's own; the last step's events are cleared. On
+    /// error nothing changes. Call it between steps.
+    pub fn restore(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let state = decode(bytes)?;
+        self.install(state);
+        Ok(())
+    }
+
+    /// A new world running on `jobs` with the image's settings and state (and no step
+    /// listeners).
+    pub fn from_snapshot(bytes: &[u8], jobs: JobSystem) -> Result<World, SnapshotError> {
+        let state = decode(bytes)?;
+        let mut world = World::new(state.desc.clone(), jobs);
+        world.install(state);
+        Ok(world)
+    }
+
+    fn install(&mut self, state: State) {
+        let State {
+            desc,
+            bodies,
+            broad_phase,
+            contacts,
+            exclusions,
+            step_count,
+        } = state;
+        self.desc = desc;
+        self.bodies = bodies;
+        self.broad_phase = broad_phase;
+        self.contacts = contacts;
+        self.exclusions = exclusions;
+        self.step_count = step_count;
+        self.events.clear();
+        self.sleep_events.clear();
+    }
+}
+
+/// Checks the header and checksum and returns the payload.
+fn open(bytes: &[u8]) -> Result<&[u8], SnapshotError> {
+    let magic_len = bytes.len().min(SNAPSHOT_MAGIC.len());
+    if bytes[..magic_len] != SNAPSHOT_MAGIC[..magic_len] {
+        return Err(SnapshotError::BadMagic);
+    }
+    let Some((header, rest)) = bytes.split_first_chunk::<HEADER_LEN>() else {
+        return Err(SnapshotError::Truncated);
+    };
+    let mut r = Reader::new(&header[SNAPSHOT_MAGIC.len()..]);
+    let version = r.u32()?;
+    if version != SNAPSHOT_VERSION {
+        return Err(SnapshotError::UnsupportedVersion {
+            found: version,
+            expected: SNAPSHOT_VERSION,
+        });
+    }
+    let payload_len = r.u64()?;
+    let available = (rest.len().saturating_sub(CHECKSUM_LEN)) as u64;
+    if rest.len() < CHECKSUM_LEN || payload_len > available {
+        return Err(SnapshotError::Truncated);
+    }
+    let end = HEADER_LEN + payload_len as usize;
+    let stored = u64::from_le_bytes(
+        bytes[end..end + CHECKSUM_LEN]
+            .try_into()
+            .expect("slice of CHECKSUM_LEN bytes"),
+    );
+    if fnv1a(&bytes[..end]) != stored {
+        return Err(SnapshotError::ChecksumMismatch);
+    }
+    check(
+        bytes.len() == end + CHECKSUM_LEN,
+        "bytes follow the checksum",
+    )?;
+    Ok(&bytes[HEADER_LEN..end])
+}
+
+/// Decodes and checks a whole image into new parts.
+fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
+    let mut r = Reader::new(open(bytes)?);
+    let desc = read_desc(&mut r)?;
+    let bodies = bodies::read_bodies(&mut r, &desc.layers)?;
+    let broad_phase = broad_phase::read_broad_phase(&mut r, &bodies)?;
+    let contacts = contacts::read_contacts(&mut r, &bodies)?;
+    let exclusions = read_exclusions(&mut r, &bodies)?;
+    let step_count = r.u64()?;
+    check(r.is_empty(), "the payload has bytes after its last part")?;
+    Ok(State {
+        desc,
+        bodies,
+        broad_phase,
+        contacts,
+        exclusions,
+        step_count,
+    })
+}
+
+fn write_desc(w: &mut Writer, desc: &WorldDesc) {
+    let WorldDesc {
+        gravity,
+        layers,
+        contact_margin,
+        broad_phase_margin,
+        report_persist_events,
+        solver,
+        sleep,
+    } = desc;
+    w.vec3((*gravity).into());
+    let LayerTable { count, bits } = layers;
+    w.u16(*count);
+    w.count(bits.len());
+    for &b in bits {
+        w.u64(b);
+    }
+    w.f32(*contact_margin);
+    w.f32(*broad_phase_margin);
+    w.bool(*report_persist_events);
+    let SolverSettings {
+        substeps,
+        contact_hertz,
+        contact_damping_ratio,
+        max_push_out_speed,
+        restitution_threshold,
+    } = solver;
+    w.u32(*substeps);
+    for x in [
+        *contact_hertz,
+        *contact_damping_ratio,
+        *max_push_out_speed,
+        *restitution_threshold,
+    ] {
+        w.f32(x);
+    }
+    let SleepSettings {
+        enabled,
+        linear_threshold,
+        angular_threshold,
+        time_to_sleep,
+    } = sleep;
+    w.bool(*enabled);
+    for x in [*linear_threshold, *angular_threshold, *time_to_sleep] {
+        w.f32(x);
+    }
+}
+
+fn read_desc(r: &mut Reader<'_>) -> Result<WorldDesc, SnapshotError> {
+    let setting = "a world setting is not finite";
+    let gravity = r.finite_vec3(setting)?.into();
+    let count = r.u16()?;
+    let n = r.count(8)?;
+    let bits = (0..n).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+    let layers = LayerTable { count, bits };
+    check_layers(&layers)?;
+    let contact_margin = r.finite(setting)?;
+    let broad_phase_margin = r.finite(setting)?;
+    let report_persist_events = r.bool()?;
+    let solver = SolverSettings {
+        substeps: r.u32()?,
+        contact_hertz: r.finite(setting)?,
+        contact_damping_ratio: r.finite(setting)?,
+        max_push_out_speed: r.finite(setting)?,
+        restitution_threshold: r.finite(setting)?,
+    };
+    let sleep = SleepSettings {
+        enabled: r.bool()?,
+        linear_threshold: r.finite(setting)?,
+        angular_threshold: r.finite(setting)?,
+        time_to_sleep: r.finite(setting)?,
+    };
+    Ok(WorldDesc {
+        gravity,
+        layers,
+        contact_margin,
+        broad_phase_margin,
+        report_persist_events,
+        solver,
+        sleep,
+    })
+}
+
+/// The table's shape (`LayerTable::all_colliding` sizes it; `collides` indexes by it), its
+/// symmetry, and no bits past the last layer pair.
+fn check_layers(t: &LayerTable) -> Result<(), SnapshotError> {
+    let n = usize::from(t.count);
+    check(
+        t.bits.len() == (n * n).div_ceil(64).max(1),
+        "the layer table has the wrong size",
+    )?;
+    let bit = |i: usize| t.bits[i / 64] & (1 << (i % 64)) != 0;
+    check(
+        (n * n..t.bits.len() * 64).all(|i| !bit(i)),
+        "the layer table has bits past its last layer",
+    )?;
+    check(
+        (0..n).all(|a| (0..a).all(|b| bit(a * n + b) == bit(b * n + a))),
+        "the layer table is not symmetric",
+    )
+}
+
+fn write_exclusions(w: &mut Writer, exclusions: &ExclusionList) {
+    let ExclusionList { pairs } = exclusions;
+    w.count(pairs.len());
+    for &(a, b) in pairs {
+        bodies::write_id(w, a);
+        bodies::write_id(w, b);
+    }
+}
+
+fn read_exclusions(r: &mut Reader<'_>, bodies: &Bodies) -> Result<ExclusionList, SnapshotError> {
+    let n = r.count(16)?;
+    let mut list = ExclusionList::default();
+    for _ in 0..n {
+        let (a, b) = (bodies::read_id(r)?, bodies::read_id(r)?);
+        check(
+            a <= b && bodies.get(a).is_ok() && bodies.get(b).is_ok(),
+            "an excluded pair names a removed body",
+        )?;
+        check(list.insert(a, b), "an excluded pair is listed twice")?;
+    }
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests;
