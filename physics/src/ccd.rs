@@ -231,11 +231,8 @@ pub(crate) fn linear_cast(
         match b {
             Shape::HalfSpace(h) => {
                 // The plane's outward normal points from B to A.
-                let n = pose_b.rotation * h.normal;
-                let offset = n.dot(pose_b.translation) + h.offset;
-                let local_dir = moved.rotation.inverse() * -n;
-                let deepest = moved.transform_point(a_convex.support(local_dir));
-                (n.dot(deepest) - offset, -n, deepest)
+                let (d, n, deepest) = h.distance_to(pose_b, a_convex, &moved);
+                (d, -n, deepest)
             }
             _ => {
                 let b_convex = b.as_convex().expect("only the half-space is not convex");

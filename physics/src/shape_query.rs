@@ -133,12 +133,7 @@ impl World {
             let other = &self.bodies.bodies[body as usize];
             let other_pose = self.bodies.sim_of(body).transform;
             let separation = match &other.shape {
-                Shape::HalfSpace(h) => {
-                    let n = other_pose.rotation * h.normal;
-                    let offset = n.dot(other_pose.translation) + h.offset;
-                    let local = pose.rotation.inverse() * -n;
-                    n.dot(pose.transform_point(convex.support(local))) - offset
-                }
+                Shape::HalfSpace(h) => h.distance_to(&other_pose, convex, &pose).0,
                 s => {
                     let oc = s.as_convex().expect("only the half-space is not convex");
                     closest_points(convex, &pose, oc, &other_pose).separation

@@ -382,6 +382,22 @@ impl Cylinder {
 }
 
 impl HalfSpace {
+    /// Signed distance from the plane (at `pose`) to the deepest point of `shape` (at
+    /// `shape_pose`), the plane's world normal (pointing out of the half-space) and that
+    /// deepest point (world). Negative distance: the shape reaches into the half-space.
+    pub(crate) fn distance_to(
+        &self,
+        pose: &crate::math::Isometry,
+        shape: &dyn crate::support::ConvexSupport,
+        shape_pose: &crate::math::Isometry,
+    ) -> (f32, Vec3A, Vec3A) {
+        let n = pose.rotation * self.normal;
+        let offset = n.dot(pose.translation) + self.offset;
+        let local_dir = shape_pose.rotation.inverse() * -n;
+        let deepest = shape_pose.transform_point(shape.support(local_dir));
+        (n.dot(deepest) - offset, n, deepest)
+    }
+
     pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
         let dist = self.normal.dot(o) - self.offset;
         if dist <= 0.0 {

@@ -152,8 +152,7 @@ pub(crate) fn prepare(
         .min(MAX_HERTZ_PER_SUBSTEP_RATE * substeps as f32 / dt);
     let soft = Softness::new(hertz, settings.contact_damping_ratio, h);
     // Box2D doubles the stiffness against static bodies; at our cap that crosses the
-    // stability limit (a 4-box pyramid rocked), so static contacts use the same springs.
-    let static_soft = soft;
+    // stability limit (a 4-box pyramid rocked), so every contact uses the same springs.
     s.constants = StepConstants {
         substeps,
         inv_h: 1.0 / h,
@@ -162,7 +161,7 @@ pub(crate) fn prepare(
         restitution_threshold: settings.restitution_threshold,
     };
     load_bodies(bodies, gravity, h, s);
-    build_constraints(bodies, contacts, soft, static_soft, s);
+    build_constraints(bodies, contacts, soft, s);
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
@@ -249,7 +248,6 @@ fn build_constraints(
     bodies: &Bodies,
     contacts: &ContactManager,
     soft: Softness,
-    static_soft: Softness,
     s: &mut SolverScratch,
 ) {
     s.entries.clear();
@@ -288,7 +286,6 @@ fn build_constraints(
                 ..ConstraintPoint::default()
             });
         }
-        let either_fixed = e.body_a.is_none() || e.body_b.is_none();
         let mut cc = ContactConstraint {
             contact: e.id,
             body_a: e.body_a,
@@ -299,7 +296,7 @@ fn build_constraints(
             tangents: tangent_basis(n),
             friction: c.friction,
             restitution: c.restitution,
-            softness: if either_fixed { static_soft } else { soft },
+            softness: soft,
             points,
         };
         let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
