@@ -23,6 +23,7 @@
 use crate::broad_phase::BroadPhaseProxy;
 use crate::error::PhysicsError;
 use crate::filter::{CollisionFilter, ObjectLayer};
+use crate::material::{MaterialId, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::shape::{Shape, Sphere};
 
@@ -96,6 +97,10 @@ pub struct BodyDesc {
     pub friction: f32,
     /// Restitution (bounciness) in [0, 1].
     pub restitution: f32,
+    /// Material id, the key of the world's per-material-pair table
+    /// ([`crate::material::MaterialMixing`]); with no entry for a pair, the friction and
+    /// restitution above are mixed by the world's rules.
+    pub material: MaterialId,
     /// Linear damping per second (>= 0).
     pub linear_damping: f32,
     /// Angular damping per second (>= 0).
@@ -132,6 +137,7 @@ impl Default for BodyDesc {
             density: 1000.0,
             friction: 0.5,
             restitution: 0.0,
+            material: MaterialId::DEFAULT,
             linear_damping: 0.0,
             angular_damping: 0.0,
             gravity_scale: 1.0,
@@ -232,6 +238,7 @@ pub(crate) struct Body {
     pub mass: f32,
     pub friction: f32,
     pub restitution: f32,
+    pub material: MaterialId,
     pub linear_damping: f32,
     pub angular_damping: f32,
     pub gravity_scale: f32,
@@ -250,6 +257,17 @@ pub(crate) struct Body {
     /// Accumulated force and torque, applied and cleared by the next step.
     pub force: Vec3A,
     pub torque: Vec3A,
+}
+
+impl Body {
+    /// The body's own friction and restitution.
+    #[inline]
+    pub(crate) fn surface(&self) -> SurfaceMaterial {
+        SurfaceMaterial {
+            friction: self.friction,
+            restitution: self.restitution,
+        }
+    }
 }
 
 /// The hot part of a body, dense per set: what the step reads and writes every frame.
@@ -402,6 +420,11 @@ impl Bodies {
         let b = self.get(id)?;
         let (set, local) = (b.set, b.local);
         self.take_sim(set, local);
+        if set >= FIRST_SLEEPING_SET && self.sets[set as usize].sims.is_empty() {
+            // The last body of a sleeping island: the set goes back to the pool (else
+            // the set list would grow with every such removal).
+            self.free_sleeping_set(set);
+        }
         let b = &mut self.bodies[id.index as usize];
         let removed = b.clone();
         b.alive = false;

@@ -34,9 +34,10 @@
 use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies, BodySim, MotionQuality, MotionType};
 use crate::broad_phase::BroadPhase;
-use crate::contact::{MaterialMixing, motion_types_collide};
+use crate::contact::motion_types_collide;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::{self, SleepEvent};
+use crate::material::MaterialMixing;
 use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::narrow_phase::{ContactManifold, closest_points, collide};
 use crate::shape::Shape;
@@ -323,8 +324,8 @@ pub(crate) fn resolve(
 fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdResponse<'_>) {
     let (ia, ib) = (hit.body, hit.other);
     let (ca, cb) = (&bodies.bodies[ia as usize], &bodies.bodies[ib as usize]);
-    let friction = response.mixing.friction(ca.friction, cb.friction);
-    let restitution = response.mixing.restitution(ca.restitution, cb.restitution);
+    let mixed = response.mixing.mix_bodies(ca, cb);
+    let (friction, restitution) = (mixed.friction, mixed.restitution);
     let b_dynamic = cb.motion_type == MotionType::Dynamic;
     let (sa, sb) = (*bodies.sim_of(ia), *bodies.sim_of(ib));
     // Apply the impulse at the centre of the contact patch: the cast's single closest

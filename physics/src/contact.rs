@@ -96,25 +96,6 @@ impl Contact {
     }
 }
 
-/// Mixing rules for two bodies' materials. The default follows common practice (Box2D,
-/// Jolt): friction is the geometric mean, restitution the maximum.
-#[derive(Clone, Debug, Default)]
-pub struct MaterialMixing;
-
-impl MaterialMixing {
-    /// Mixed friction of two surfaces.
-    #[must_use]
-    pub fn friction(&self, a: f32, b: f32) -> f32 {
-        (a * b).sqrt()
-    }
-
-    /// Mixed restitution of two surfaces.
-    #[must_use]
-    pub fn restitution(&self, a: f32, b: f32) -> f32 {
-        a.max(b)
-    }
-}
-
 /// The pair key of two body slots (order-independent).
 #[inline]
 pub(crate) fn pair_key(a: u32, b: u32) -> u64 {

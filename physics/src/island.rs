@@ -237,3 +237,48 @@ pub(crate) fn wake_touched(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use joule_jobs::JobSystem;
+
+    use crate::body::BodyDesc;
+    use crate::math::Vec3;
+    use crate::shape::Shape;
+    use crate::world::{World, WorldDesc};
+
+    #[test]
+    fn removing_the_last_body_of_a_sleeping_island_frees_its_set() {
+        // A box falls asleep alone on the ground (its island is a set of its own) and is
+        // removed, fifty times: the same set is reused each time, so the set list stays
+        // at its size after the first round.
+        let mut w = World::new(WorldDesc::default(), JobSystem::new(0).unwrap());
+        w.create_body(&BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(10.0, 0.5, 10.0)).unwrap(),
+            Vec3::new(0.0, -0.5, 0.0),
+        ))
+        .unwrap();
+        let mut sizes = Vec::new();
+        for _ in 0..50 {
+            let b = w
+                .create_body(&BodyDesc::dynamic(
+                    Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                    Vec3::new(0.0, 0.5, 0.0),
+                ))
+                .unwrap();
+            let mut steps = 0;
+            while !w.is_sleeping(b).unwrap() {
+                w.step(1.0 / 60.0);
+                steps += 1;
+                assert!(steps < 600, "the box falls asleep");
+            }
+            w.remove_body(b).unwrap();
+            sizes.push(w.bodies.sets.len());
+        }
+        assert!(
+            sizes.iter().all(|&n| n == sizes[0]),
+            "set list grew: {sizes:?}"
+        );
+        assert_eq!(w.bodies.free_sets.len(), 1, "the freed set is in the pool");
+    }
+}

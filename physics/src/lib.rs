@@ -35,6 +35,7 @@ pub mod events;
 pub mod filter;
 pub mod island;
 pub mod listener;
+pub mod material;
 pub mod math;
 pub mod narrow_phase;
 mod pipeline;

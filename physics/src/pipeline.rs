@@ -19,11 +19,10 @@ use joule_jobs::JobSystem;
 use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies};
 use crate::broad_phase::{BodyPair, BroadPhase};
-use crate::contact::{
-    Contact, ContactFlags, ContactInfo, ContactManager, MaterialMixing, motion_types_collide,
-};
+use crate::contact::{Contact, ContactFlags, ContactInfo, ContactManager, motion_types_collide};
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
+use crate::material::MaterialMixing;
 use crate::narrow_phase::{ContactManifold, collide};
 
 /// Settings the collision stages read.
@@ -143,6 +142,7 @@ pub(crate) fn find_new_contacts(
                 flags |= ContactFlags::SENSOR_IS_A;
             }
         }
+        let mixed = mixing.mix_bodies(ba, bb);
         contacts.create(Contact {
             body_a: a,
             body_b: b,
@@ -152,8 +152,8 @@ pub(crate) fn find_new_contacts(
             proxy_b: bb.proxy.expect("live bodies have proxies"),
             manifold: ContactManifold::default(),
             impulses: Default::default(),
-            friction: mixing.friction(ba.friction, bb.friction),
-            restitution: mixing.restitution(ba.restitution, bb.restitution),
+            friction: mixed.friction,
+            restitution: mixed.restitution,
             flags,
             alive: true,
         });

@@ -13,7 +13,7 @@
 //!            bodies, shapes, sets      snapshot/bodies.rs
 //!            broad phase (two trees)   snapshot/broad_phase.rs
 //!            contacts                  snapshot/contacts.rs
-//!            exclusion list, step count
+//!            exclusion list, material mixing (rules, pair table), step count
 //! ```
 //!
 //! Every number is little-endian and every float is stored as its bit pattern, so a world
@@ -69,9 +69,10 @@ use joule_jobs::JobSystem;
 
 use crate::body::Bodies;
 use crate::broad_phase::BroadPhase;
-use crate::contact::{ContactManager, MaterialMixing};
+use crate::contact::ContactManager;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::SleepSettings;
+use crate::material::{MaterialMixing, MixRule, SurfaceMaterial};
 use crate::solver::SolverSettings;
 use crate::world::{World, WorldDesc};
 
@@ -81,7 +82,7 @@ use wire::{Reader, Writer, check, fnv1a};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
 /// The image format this build writes and reads. Bumped whenever the payload's layout or
 /// meaning changes; older images are refused, never misread.
-pub const SNAPSHOT_VERSION: u32 = 1;
+pub const SNAPSHOT_VERSION: u32 = 2;
 /// Where the payload length sits, and the bytes before the payload (magic, version,
 /// payload length).
 const LENGTH_AT: usize = 8 + 4;
@@ -181,6 +182,7 @@ struct State {
     broad_phase: BroadPhase,
     contacts: ContactManager,
     exclusions: ExclusionList,
+    mixing: MaterialMixing,
     step_count: u64,
 }
 
@@ -213,8 +215,6 @@ impl World {
             step_graph: _,
             step_ctx: _,
         } = self;
-        // Mixing rules have no parameters yet; saving them starts with the first field.
-        let MaterialMixing = mixing;
         let mut w = Writer::default();
         w.bytes.extend_from_slice(&SNAPSHOT_MAGIC);
         w.u32(SNAPSHOT_VERSION);
@@ -224,6 +224,7 @@ impl World {
         broad_phase::write_broad_phase(&mut w, broad_phase);
         contacts::write_contacts(&mut w, contacts);
         write_exclusions(&mut w, exclusions);
+        write_mixing(&mut w, mixing);
         w.u64(*step_count);
         let payload = (w.bytes.len() - HEADER_LEN) as u64;
         w.bytes[LENGTH_AT..HEADER_LEN].copy_from_slice(&payload.to_le_bytes());
@@ -257,6 +258,7 @@ impl World {
             broad_phase,
             contacts,
             exclusions,
+            mixing,
             step_count,
         } = state;
         self.desc = desc;
@@ -264,6 +266,7 @@ impl World {
         self.broad_phase = broad_phase;
         self.contacts = contacts;
         self.exclusions = exclusions;
+        self.mixing = mixing;
         self.step_count = step_count;
         self.events.clear();
         self.sleep_events.clear();
@@ -316,6 +319,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
     let broad_phase = broad_phase::read_broad_phase(&mut r, &bodies)?;
     let contacts = contacts::read_contacts(&mut r, &bodies)?;
     let exclusions = read_exclusions(&mut r, &bodies)?;
+    let mixing = read_mixing(&mut r)?;
     let step_count = r.u64()?;
     check(r.is_empty(), "the payload has bytes after its last part")?;
     Ok(State {
@@ -324,6 +328,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
         broad_phase,
         contacts,
         exclusions,
+        mixing,
         step_count,
     })
 }
@@ -451,6 +456,68 @@ fn read_exclusions(r: &mut Reader<'_>, bodies: &Bodies) -> Result<ExclusionList,
         check(list.insert(a, b), "an excluded pair is listed twice")?;
     }
     Ok(list)
+}
+
+fn mix_rule_code(rule: MixRule) -> u8 {
+    match rule {
+        MixRule::GeometricMean => 0,
+        MixRule::Average => 1,
+        MixRule::Min => 2,
+        MixRule::Max => 3,
+        MixRule::Multiply => 4,
+    }
+}
+
+fn read_mix_rule(r: &mut Reader<'_>) -> Result<MixRule, SnapshotError> {
+    Ok(match r.u8()? {
+        0 => MixRule::GeometricMean,
+        1 => MixRule::Average,
+        2 => MixRule::Min,
+        3 => MixRule::Max,
+        4 => MixRule::Multiply,
+        _ => return Err(SnapshotError::Corrupt("unknown mixing rule")),
+    })
+}
+
+fn write_mixing(w: &mut Writer, mixing: &MaterialMixing) {
+    let MaterialMixing {
+        friction_rule,
+        restitution_rule,
+        pairs,
+    } = mixing;
+    w.u8(mix_rule_code(*friction_rule));
+    w.u8(mix_rule_code(*restitution_rule));
+    w.count(pairs.len());
+    for &((a, b), m) in pairs {
+        w.u16(a);
+        w.u16(b);
+        w.f32(m.friction);
+        w.f32(m.restitution);
+    }
+}
+
+fn read_mixing(r: &mut Reader<'_>) -> Result<MaterialMixing, SnapshotError> {
+    let mut mixing = MaterialMixing::new();
+    let friction = read_mix_rule(r)?;
+    let restitution = read_mix_rule(r)?;
+    mixing.set_rules(friction, restitution);
+    let n = r.count(12)?;
+    let mut last = None;
+    for _ in 0..n {
+        let key = (r.u16()?, r.u16()?);
+        check(
+            key.0 <= key.1 && last.is_none_or(|l| l < key),
+            "the material pair table is not sorted",
+        )?;
+        last = Some(key);
+        let m = SurfaceMaterial {
+            friction: r.f32()?,
+            restitution: r.f32()?,
+        };
+        check(m.is_valid(), "a material pair's values are out of range")?;
+        mixing.pairs.push((key, m));
+    }
+    Ok(mixing)
 }
 
 #[cfg(test)]

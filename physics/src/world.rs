@@ -12,12 +12,13 @@ use crate::body::{
 };
 use crate::broad_phase::{BroadPhase, ProxyKind};
 use crate::ccd::CcdState;
-use crate::contact::{ContactInfo, ContactManager, MaterialMixing};
+use crate::contact::{ContactInfo, ContactManager};
 use crate::error::PhysicsError;
 use crate::events::Events;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::{self, IslandScratch, SleepEvent, SleepSettings};
 use crate::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
+use crate::material::{MaterialId, MaterialMixing, MixRule, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
@@ -126,7 +127,7 @@ impl World {
             broad_phase,
             contacts: ContactManager::default(),
             exclusions: ExclusionList::default(),
-            mixing: MaterialMixing,
+            mixing: MaterialMixing::new(),
             events: Events::default(),
             scratch: pipeline::Scratch::default(),
             solver_scratch: SolverScratch::default(),
@@ -207,6 +208,7 @@ impl World {
             mass,
             friction: desc.friction,
             restitution: desc.restitution,
+            material: desc.material,
             linear_damping: desc.linear_damping,
             angular_damping: desc.angular_damping,
             gravity_scale: desc.gravity_scale,
@@ -442,6 +444,95 @@ impl World {
         self.broad_phase
             .touch_proxy(self.bodies.get(a)?.proxy.expect("live bodies have proxies"));
         Ok(())
+    }
+
+    /// The material rules and pair table contacts mix by.
+    #[must_use]
+    pub fn material_mixing(&self) -> &MaterialMixing {
+        &self.mixing
+    }
+
+    /// Sets the friction and restitution every contact between a body of material `a` and
+    /// one of material `b` uses (either order), in place of the mixed values. Applies to
+    /// existing contacts from the next step. Refuses values out of range
+    /// ([`PhysicsError::InvalidMaterial`]) and then changes nothing.
+    pub fn set_material_pair(
+        &mut self,
+        a: MaterialId,
+        b: MaterialId,
+        material: SurfaceMaterial,
+    ) -> Result<(), PhysicsError> {
+        self.mixing.set_pair(a, b, material)?;
+        self.remix_contacts(|_, ba, bb| {
+            ba.material.0.min(bb.material.0) == a.0.min(b.0)
+                && ba.material.0.max(bb.material.0) == a.0.max(b.0)
+        });
+        Ok(())
+    }
+
+    /// Removes a pair entry (the mixing rules apply to the pair again); returns whether
+    /// there was one.
+    pub fn remove_material_pair(&mut self, a: MaterialId, b: MaterialId) -> bool {
+        let removed = self.mixing.remove_pair(a, b);
+        if removed {
+            self.remix_contacts(|_, ba, bb| {
+                ba.material.0.min(bb.material.0) == a.0.min(b.0)
+                    && ba.material.0.max(bb.material.0) == a.0.max(b.0)
+            });
+        }
+        removed
+    }
+
+    /// Replaces the rules that mix two bodies' friction and restitution where the pair
+    /// table has no entry. Applies to existing contacts from the next step.
+    pub fn set_mixing_rules(&mut self, friction: MixRule, restitution: MixRule) {
+        self.mixing.set_rules(friction, restitution);
+        self.remix_contacts(|_, _, _| true);
+    }
+
+    /// Sets a body's own friction and restitution (and with them its contacts' mixed
+    /// values, from the next step). Refuses values out of range and then changes nothing.
+    pub fn set_surface(
+        &mut self,
+        id: BodyId,
+        surface: SurfaceMaterial,
+    ) -> Result<(), PhysicsError> {
+        if !surface.is_valid() {
+            return Err(PhysicsError::InvalidMaterial);
+        }
+        let body = self.bodies.get_mut(id)?;
+        body.friction = surface.friction;
+        body.restitution = surface.restitution;
+        let slot = id.index();
+        self.remix_contacts(|(sa, sb), _, _| sa == slot || sb == slot);
+        Ok(())
+    }
+
+    /// Sets a body's material id (the key of the pair table).
+    pub fn set_material(&mut self, id: BodyId, material: MaterialId) -> Result<(), PhysicsError> {
+        self.bodies.get_mut(id)?.material = material;
+        let slot = id.index();
+        self.remix_contacts(|(sa, sb), _, _| sa == slot || sb == slot);
+        Ok(())
+    }
+
+    /// A body's own friction and restitution and its material id.
+    pub fn surface(&self, id: BodyId) -> Result<(SurfaceMaterial, MaterialId), PhysicsError> {
+        let b = self.bodies.get(id)?;
+        Ok((b.surface(), b.material))
+    }
+
+    /// Recomputes the mixed material of every live contact whose bodies pass `which`.
+    fn remix_contacts(&mut self, which: impl Fn((u32, u32), &Body, &Body) -> bool) {
+        for c in self.contacts.contacts.iter_mut().filter(|c| c.alive) {
+            let ba = &self.bodies.bodies[c.body_a as usize];
+            let bb = &self.bodies.bodies[c.body_b as usize];
+            if which((c.body_a, c.body_b), ba, bb) {
+                let mixed = self.mixing.mix_bodies(ba, bb);
+                c.friction = mixed.friction;
+                c.restitution = mixed.restitution;
+            }
+        }
     }
 
     /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.

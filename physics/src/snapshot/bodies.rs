@@ -25,6 +25,7 @@ use crate::body::{
 use crate::broad_phase::{BroadPhaseProxy, ProxyKind};
 use crate::dynamic_tree::ProxyId;
 use crate::filter::{CollisionFilter, LayerTable};
+use crate::material::MaterialId;
 use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::shape::{
     Capsule, ConvexHull, Cuboid, Cylinder, HalfSpace, HullFace, MassProperties, Shape, Sphere,
@@ -224,6 +225,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         mass,
         friction,
         restitution,
+        material,
         linear_damping,
         angular_damping,
         gravity_scale,
@@ -261,6 +263,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
     ] {
         w.f32(x);
     }
+    w.u16(material.0);
     w.bool(*is_sensor);
     w.u16(*layer);
     w.u32(filter.group);
@@ -320,6 +323,7 @@ fn read_body(
             && max_angular_speed > 0.0,
         material,
     )?;
+    let material_id = MaterialId(r.u16()?);
     let is_sensor = r.bool()?;
     let layer = r.u16()?;
     check(
@@ -356,6 +360,7 @@ fn read_body(
         mass,
         friction,
         restitution,
+        material: material_id,
         linear_damping,
         angular_damping,
         gravity_scale,
@@ -387,6 +392,7 @@ fn dead_body(generation: u32) -> Body {
         mass: 0.0,
         friction: 0.0,
         restitution: 0.0,
+        material: MaterialId::DEFAULT,
         linear_damping: 0.0,
         angular_damping: 0.0,
         gravity_scale: 0.0,
