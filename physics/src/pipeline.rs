@@ -60,13 +60,15 @@ pub(crate) fn update_broad_phase(
     scratch.aabbs.clear();
     scratch.aabbs.resize(awake.len(), Aabb::EMPTY);
     {
-        let cold = &bodies.bodies;
+        // The job captures one shared reference, its block index and its output: small
+        // enough to be stored inline in the job, so spawning allocates nothing.
+        let shared = (&bodies.bodies, awake);
+        let shared = &shared;
         jobs.scope(|s| {
-            for (sims, out) in awake
-                .chunks(BODY_BLOCK)
-                .zip(scratch.aabbs.chunks_mut(BODY_BLOCK))
-            {
+            for (i, out) in scratch.aabbs.chunks_mut(BODY_BLOCK).enumerate() {
                 s.spawn_labeled("body aabbs", move |_| {
+                    let (cold, awake) = *shared;
+                    let sims = &awake[i * BODY_BLOCK..];
                     for (sim, out) in sims.iter().zip(out) {
                         *out = cold[sim.body as usize].shape.world_aabb(&sim.transform);
                     }
@@ -168,14 +170,17 @@ pub(crate) fn update_contacts(
     contacts: &mut ContactManager,
     settings: &CollisionSettings,
 ) {
-    let settings = *settings;
+    // One shared reference per job keeps the closure inline in the job (no allocation).
+    let shared = (bodies, broad, *settings);
+    let shared = &shared;
     jobs.scope(|s| {
         for block in contacts.contacts.chunks_mut(CONTACT_BLOCK) {
             s.spawn_labeled("narrow phase", move |_| {
+                let (bodies, broad, settings) = shared;
                 let mut manifold = ContactManifold::default();
                 for c in block {
                     if c.alive {
-                        update_contact(bodies, broad, c, &settings, &mut manifold);
+                        update_contact(bodies, broad, c, settings, &mut manifold);
                     }
                 }
             });

@@ -36,7 +36,12 @@ use crate::step_trace::STAGES;
 use crate::world::WorldDesc;
 
 /// The time step of the running step.
+#[derive(Default)]
 pub(crate) struct StepDt(pub f32);
+
+/// Whether a world's parts are in the context (between `lend_to` and `take_back`).
+#[derive(Default)]
+pub(crate) struct Lent(pub bool);
 
 /// Sleep and wake events of the running step.
 #[derive(Default)]

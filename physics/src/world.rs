@@ -114,6 +114,15 @@ impl std::fmt::Debug for World {
     }
 }
 
+/// The context's value of type `T`, inserted (default) the first time.
+fn slot<T: Default + Send + Sync + 'static>(ctx: &mut joule_graph::Context) -> &mut T {
+    if !ctx.contains::<T>() {
+        ctx.insert(T::default());
+    }
+    ctx.get_mut::<T>()
+        .expect("inserted just above when it was missing")
+}
+
 impl World {
     /// A world that runs its work on `jobs`.
     #[must_use]
@@ -562,42 +571,43 @@ impl World {
         );
         self.sleep_events.clear();
         self.events.clear();
-        ctx.insert(std::mem::take(&mut self.bodies));
-        ctx.insert(std::mem::take(&mut self.broad_phase));
-        ctx.insert(std::mem::take(&mut self.contacts));
-        ctx.insert(std::mem::take(&mut self.exclusions));
-        ctx.insert(std::mem::take(&mut self.mixing));
-        ctx.insert(std::mem::take(&mut self.events));
-        ctx.insert(std::mem::take(&mut self.scratch));
-        ctx.insert(std::mem::take(&mut self.solver_scratch));
-        ctx.insert(std::mem::take(&mut self.island_scratch));
-        ctx.insert(step::SleepEvents(std::mem::take(&mut self.sleep_events)));
-        ctx.insert(std::mem::take(&mut self.listeners));
-        ctx.insert(std::mem::take(&mut self.ccd));
-        ctx.insert(self.desc.clone());
-        ctx.insert(step::StepDt(dt));
+        let lent = slot::<step::Lent>(ctx);
+        assert!(!lent.0, "World::lend_to: the context already holds a world's parts");
+        lent.0 = true;
+        self.swap_parts(ctx);
+        slot::<step::StepDt>(ctx).0 = dt;
     }
 
     /// Takes the world's parts back from `ctx` after a run of the step graph (see
-    /// [`lend_to`](Self::lend_to)). Panics if they are not all there (they were not lent,
-    /// or were removed by someone else).
+    /// [`lend_to`](Self::lend_to)). Panics if they were not lent to `ctx`.
     pub fn take_back(&mut self, ctx: &mut joule_graph::Context) {
-        let took = "World::take_back: the world's parts are in the context (lend_to first)";
-        self.bodies = ctx.remove().expect(took);
-        self.broad_phase = ctx.remove().expect(took);
-        self.contacts = ctx.remove().expect(took);
-        self.exclusions = ctx.remove().expect(took);
-        self.mixing = ctx.remove().expect(took);
-        self.events = ctx.remove().expect(took);
-        self.scratch = ctx.remove().expect(took);
-        self.solver_scratch = ctx.remove().expect(took);
-        self.island_scratch = ctx.remove().expect(took);
-        self.sleep_events = ctx.remove::<step::SleepEvents>().expect(took).0;
-        self.listeners = ctx.remove().expect(took);
-        self.ccd = ctx.remove().expect(took);
-        let _ = ctx.remove::<WorldDesc>();
-        let _ = ctx.remove::<step::StepDt>();
+        let lent = slot::<step::Lent>(ctx);
+        assert!(
+            lent.0,
+            "World::take_back: the world's parts are not in the context (lend_to first)"
+        );
+        lent.0 = false;
+        self.swap_parts(ctx);
         self.step_count += 1;
+    }
+
+    /// Exchanges the world's parts with the context's slots. The slots stay in the
+    /// context between steps (holding empty values), so a warm step moves the parts in and
+    /// out without allocating.
+    fn swap_parts(&mut self, ctx: &mut joule_graph::Context) {
+        std::mem::swap(slot(ctx), &mut self.bodies);
+        std::mem::swap(slot(ctx), &mut self.broad_phase);
+        std::mem::swap(slot(ctx), &mut self.contacts);
+        std::mem::swap(slot(ctx), &mut self.exclusions);
+        std::mem::swap(slot(ctx), &mut self.mixing);
+        std::mem::swap(slot(ctx), &mut self.events);
+        std::mem::swap(slot(ctx), &mut self.scratch);
+        std::mem::swap(slot(ctx), &mut self.solver_scratch);
+        std::mem::swap(slot(ctx), &mut self.island_scratch);
+        std::mem::swap(&mut slot::<step::SleepEvents>(ctx).0, &mut self.sleep_events);
+        std::mem::swap(slot(ctx), &mut self.listeners);
+        std::mem::swap(slot(ctx), &mut self.ccd);
+        std::mem::swap(slot(ctx), &mut self.desc);
     }
 
     /// Registers `f` to run inside every step: [`StepPhase::Before`] runs first (forces it
