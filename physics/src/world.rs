@@ -572,7 +572,10 @@ impl World {
         self.sleep_events.clear();
         self.events.clear();
         let lent = slot::<step::Lent>(ctx);
-        assert!(!lent.0, "World::lend_to: the context already holds a world's parts");
+        assert!(
+            !lent.0,
+            "World::lend_to: the context already holds a world's parts"
+        );
         lent.0 = true;
         self.swap_parts(ctx);
         slot::<step::StepDt>(ctx).0 = dt;
@@ -604,7 +607,10 @@ impl World {
         std::mem::swap(slot(ctx), &mut self.scratch);
         std::mem::swap(slot(ctx), &mut self.solver_scratch);
         std::mem::swap(slot(ctx), &mut self.island_scratch);
-        std::mem::swap(&mut slot::<step::SleepEvents>(ctx).0, &mut self.sleep_events);
+        std::mem::swap(
+            &mut slot::<step::SleepEvents>(ctx).0,
+            &mut self.sleep_events,
+        );
         std::mem::swap(slot(ctx), &mut self.listeners);
         std::mem::swap(slot(ctx), &mut self.ccd);
         std::mem::swap(slot(ctx), &mut self.desc);
