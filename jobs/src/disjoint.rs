@@ -115,6 +115,7 @@ impl DisjointPlan {
         bounds: &'a [usize],
     ) -> Result<impl Iterator<Item = DisjointChunk<'a, T>> + 'a, DisjointError> {
         let ok = slice.len() == self.len
+            && u32::try_from(self.indices.len()).is_ok()
             && bounds.first() == Some(&0)
             && bounds.last() == Some(&self.indices.len())
             && bounds.windows(2).all(|w| w[0] <= w[1]);
@@ -122,21 +123,33 @@ impl DisjointPlan {
             return Err(DisjointError::Mismatch);
         }
         let ptr = slice.as_mut_ptr();
-        Ok(bounds.windows(2).map(move |w| DisjointChunk {
-            ptr,
-            indices: &self.indices[w[0]..w[1]],
-            first: w[0],
-            _marker: PhantomData,
+        Ok(bounds.windows(2).map(move |w| {
+            let indices = &self.indices[w[0]..w[1]];
+            DisjointChunk {
+                ptr,
+                indices: indices.as_ptr(),
+                // Both fit: the plan's length was checked against u32 above.
+                first: w[0] as u32,
+                len: indices.len() as u32,
+                _marker: PhantomData,
+            }
         }))
     }
 }
 
 /// Mutable access to the elements at a range of a plan's positions.
+///
+/// A chunk is 24 bytes (a slice pointer, an index pointer and two `u32`s) so that a job
+/// capturing one chunk and a shared reference fits a job's inline payload: spawning one
+/// job per chunk allocates nothing.
 pub struct DisjointChunk<'a, T> {
     ptr: *mut T,
-    indices: &'a [usize],
-    first: usize,
-    _marker: PhantomData<&'a mut [T]>,
+    /// Start of the plan's indices at this chunk's positions (`len` of them), borrowed
+    /// from the plan for `'a`.
+    indices: *const usize,
+    first: u32,
+    len: u32,
+    _marker: PhantomData<(&'a mut [T], &'a [usize])>,
 }
 
 // SAFETY: a chunk reaches only the elements at its own positions, which no other chunk of
@@ -148,22 +161,25 @@ impl<T> DisjointChunk<'_, T> {
     /// The plan positions this chunk covers.
     #[must_use]
     pub fn positions(&self) -> Range<usize> {
-        self.first..self.first + self.indices.len()
+        self.first as usize..self.first as usize + self.len as usize
     }
 
     fn element(&self, position: usize) -> *mut T {
         let local = position
-            .checked_sub(self.first)
-            .filter(|&l| l < self.indices.len())
+            .checked_sub(self.first as usize)
+            .filter(|&l| l < self.len as usize)
             .unwrap_or_else(|| {
                 panic!(
                     "position {position} is outside chunk {:?}",
                     self.positions()
                 )
             });
-        // SAFETY: the plan verified `indices[local] < len == slice.len()`, so the offset is
-        // in bounds of the slice this chunk borrows.
-        unsafe { self.ptr.add(self.indices[local]) }
+        // SAFETY: `local < len`, and `indices` points at `len` initialised indices of the
+        // plan, which the chunk borrows for `'a` (the plan cannot change meanwhile).
+        let index = unsafe { *self.indices.add(local) };
+        // SAFETY: the plan verified `index < len == slice.len()`, so the offset is in
+        // bounds of the slice this chunk borrows.
+        unsafe { self.ptr.add(index) }
     }
 
     /// The element at plan position `position`. Panics if the position is not this
@@ -208,6 +224,13 @@ mod tests {
             plan.chunks(&mut v, &[0, 1]).is_err(),
             "bounds must cover the plan"
         );
+    }
+
+    #[test]
+    fn a_chunk_and_a_reference_fit_a_jobs_inline_payload() {
+        // A job's closure also carries its scope's reference (8 bytes).
+        assert_eq!(size_of::<DisjointChunk<'_, u64>>(), 24);
+        assert!(size_of::<DisjointChunk<'_, u64>>() + 16 <= crate::job::INLINE_CAPACITY);
     }
 
     #[test]

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 use arrayvec::ArrayVec;
 use bitflags::bitflags;
+use joule_jobs::DisjointPlan;
+use smallvec::SmallVec;
 
 use crate::body::{BodyId, MotionType};
 use crate::broad_phase::BroadPhaseProxy;
@@ -105,11 +107,29 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
 
 /// All contacts: a slot array with a free list, plus a pair → contact map for lookups
 /// (never iterated, so its order cannot leak into results).
+///
+/// Sleeping and static bodies cost nothing per step: each body slot lists its contacts
+/// (`body_contacts`), and each step the passes over contacts (narrow phase, events,
+/// constraint graph, islands) walk only [`active`](Self::active), the contacts of awake
+/// bodies, built from the awake bodies' lists. A contact between two sleeping bodies, or
+/// a sleeping and a static one, is not visited at all until its island wakes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ContactManager {
     pub contacts: Vec<Contact>,
     pub(crate) free: Vec<u32>,
     pub(crate) pairs: HashMap<u64, u32>,
+    /// Per body slot, the ids of its live contacts (in no meaningful order: every reader
+    /// goes through `active`, which is sorted).
+    pub(crate) body_contacts: Vec<SmallVec<[u32; 6]>>,
+    /// Ids of the live contacts with at least one awake body, ascending; rebuilt by
+    /// `build_active` after new contacts are found, pruned by `finish_contacts`.
+    pub(crate) active: Vec<u32>,
+    /// One bit per contact slot, the scratch of `build_active` (all clear between uses).
+    pub(crate) active_bits: Vec<u64>,
+    /// The narrow phase's plan of disjoint writes to `active` contacts, and its block
+    /// boundaries (kept so a warm step does not allocate).
+    pub(crate) active_plan: DisjointPlan,
+    pub(crate) active_bounds: Vec<usize>,
 }
 
 impl ContactManager {
@@ -139,7 +159,53 @@ impl ContactManager {
             }
         };
         self.pairs.insert(key, id);
+        self.link(id);
         id
+    }
+
+    /// Adds contact `id` to its two bodies' lists.
+    pub(crate) fn link(&mut self, id: u32) {
+        let c = &self.contacts[id as usize];
+        let (a, b) = (c.body_a as usize, c.body_b as usize);
+        let needed = a.max(b) + 1;
+        if self.body_contacts.len() < needed {
+            self.body_contacts.resize_with(needed, SmallVec::new);
+        }
+        self.body_contacts[a].push(id);
+        self.body_contacts[b].push(id);
+    }
+
+    fn unlink(&mut self, id: u32, body: u32) {
+        let list = &mut self.body_contacts[body as usize];
+        let at = list
+            .iter()
+            .position(|&c| c == id)
+            .expect("a live contact is in its bodies' lists");
+        list.swap_remove(at);
+    }
+
+    /// Rebuilds [`active`](Self::active): the live contacts of the bodies in
+    /// `awake_bodies` (slot indices), ascending by id whatever the order of the lists.
+    /// Costs the awake bodies' contacts plus one bit per 64 contact slots.
+    pub(crate) fn build_active(&mut self, awake_bodies: impl Iterator<Item = u32>) {
+        let words = self.contacts.len().div_ceil(64);
+        self.active_bits.clear();
+        self.active_bits.resize(words, 0);
+        for body in awake_bodies {
+            if let Some(list) = self.body_contacts.get(body as usize) {
+                for &id in list {
+                    self.active_bits[id as usize / 64] |= 1 << (id % 64);
+                }
+            }
+        }
+        self.active.clear();
+        for (w, word) in self.active_bits.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                self.active.push((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
     }
 
     /// Destroys a contact, returning it.
@@ -151,18 +217,21 @@ impl ContactManager {
         c.impulses.clear();
         c.flags = ContactFlags::empty();
         self.pairs.remove(&pair_key(removed.body_a, removed.body_b));
+        self.unlink(id, removed.body_a);
+        self.unlink(id, removed.body_b);
         self.free.push(id);
         removed
     }
 
     /// Ids of live contacts involving body slot `body`, in id order.
-    pub fn contacts_of(&self, body: u32) -> Vec<u32> {
-        self.contacts
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.alive && (c.body_a == body || c.body_b == body))
-            .map(|(i, _)| i as u32)
-            .collect()
+    pub fn contacts_of(&self, body: u32) -> SmallVec<[u32; 6]> {
+        let mut ids = self
+            .body_contacts
+            .get(body as usize)
+            .cloned()
+            .unwrap_or_default();
+        ids.sort_unstable();
+        ids
     }
 
     /// Number of live contacts.

@@ -117,7 +117,8 @@ pub(crate) fn update_sleep(
     }
 
     // Islands over touching contacts between awake, non-static bodies.
-    for c in contacts.contacts.iter() {
+    for &id in &contacts.active {
+        let c = &contacts.contacts[id as usize];
         if !c.alive
             || !c.flags.contains(ContactFlags::TOUCHING)
             || c.flags.contains(ContactFlags::SENSOR)
@@ -208,14 +209,16 @@ pub(crate) fn wake_body(bodies: &mut Bodies, index: u32, events: &mut Vec<SleepE
 }
 
 /// Wakes sleeping islands touched by an awake body this step (new touching contacts
-/// between an awake and a sleeping body).
+/// between an awake and a sleeping body). When it wakes any, the contacts of the woken
+/// bodies join the active list, so this step's solver holds the woken piles up.
 pub(crate) fn wake_touched(
     bodies: &mut Bodies,
-    contacts: &ContactManager,
+    contacts: &mut ContactManager,
     events: &mut Vec<SleepEvent>,
 ) {
-    for id in 0..contacts.contacts.len() {
-        let c = &contacts.contacts[id];
+    let before = events.len();
+    for &id in &contacts.active {
+        let c = &contacts.contacts[id as usize];
         if !c.alive
             || !c.flags.contains(ContactFlags::TOUCHING)
             || c.flags.contains(ContactFlags::SENSOR)
@@ -235,6 +238,9 @@ pub(crate) fn wake_touched(
         } else if sb >= FIRST_SLEEPING_SET && awake_mover(c.body_a) {
             wake_set(bodies, sb, events);
         }
+    }
+    if events.len() > before {
+        contacts.build_active(bodies.awake().iter().map(|sim| sim.body));
     }
 }
 
@@ -280,5 +286,44 @@ mod tests {
             "set list grew: {sizes:?}"
         );
         assert_eq!(w.bodies.free_sets.len(), 1, "the freed set is in the pool");
+    }
+
+    #[test]
+    fn sleeping_islands_leave_the_active_contact_list() {
+        // Twenty 3-box stacks fall asleep: no contact is active, so no step pass visits
+        // any. Waking one stack brings back exactly its three contacts (ground-box and
+        // two box-box), in id order.
+        let mut w = World::new(WorldDesc::default(), JobSystem::new(0).unwrap());
+        w.create_body(&BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(100.0, 0.5, 100.0)).unwrap(),
+            Vec3::new(0.0, -0.5, 0.0),
+        ))
+        .unwrap();
+        let mut bottoms = Vec::new();
+        for k in 0..20 {
+            for level in 0..3 {
+                let id = w
+                    .create_body(&BodyDesc::dynamic(
+                        Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                        Vec3::new(k as f32 * 3.0 - 30.0, 0.5 + level as f32, 0.0),
+                    ))
+                    .unwrap();
+                if level == 0 {
+                    bottoms.push(id);
+                }
+            }
+        }
+        for _ in 0..120 {
+            w.step(1.0 / 60.0);
+        }
+        assert_eq!(w.awake_body_count(), 0, "every stack sleeps");
+        w.step(1.0 / 60.0);
+        assert_eq!(w.contact_count(), 60, "contacts are kept while asleep");
+        assert!(w.contacts.active.is_empty(), "no contact is visited");
+        w.wake_up(bottoms[7]).unwrap();
+        w.step(1.0 / 60.0);
+        let active = w.contacts.active.clone();
+        assert_eq!(active.len(), 3, "the woken stack's contacts: {active:?}");
+        assert!(active.windows(2).all(|p| p[0] < p[1]), "in id order");
     }
 }

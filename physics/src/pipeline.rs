@@ -170,18 +170,34 @@ pub(crate) fn update_contacts(
     contacts: &mut ContactManager,
     settings: &CollisionSettings,
 ) {
-    // One shared reference per job keeps the closure inline in the job (no allocation).
+    // Only contacts with an awake body: sleeping islands cost nothing.
+    contacts.build_active(bodies.awake().iter().map(|sim| sim.body));
+    let ContactManager {
+        contacts: slots,
+        active,
+        active_plan: plan,
+        active_bounds: bounds,
+        ..
+    } = contacts;
+    plan.set(slots.len(), active.iter().map(|&id| id as usize))
+        .expect("active contact ids are distinct slots");
+    bounds.clear();
+    bounds.extend((0..active.len()).step_by(CONTACT_BLOCK));
+    bounds.push(active.len());
+    let chunks = plan
+        .chunks(slots, bounds)
+        .expect("bounds cover the plan in order");
+    // A job captures its chunk and one shared reference: small enough to be stored inline
+    // in the job, so spawning allocates nothing.
     let shared = (bodies, broad, *settings);
     let shared = &shared;
     jobs.scope(|s| {
-        for block in contacts.contacts.chunks_mut(CONTACT_BLOCK) {
+        for mut chunk in chunks {
             s.spawn_labeled("narrow phase", move |_| {
                 let (bodies, broad, settings) = shared;
                 let mut manifold = ContactManifold::default();
-                for c in block {
-                    if c.alive {
-                        update_contact(bodies, broad, c, settings, &mut manifold);
-                    }
+                for p in chunk.positions() {
+                    update_contact(bodies, broad, chunk.get_mut(p), settings, &mut manifold);
                 }
             });
         }
@@ -242,15 +258,14 @@ pub(crate) fn finish_contacts(
     settings: &CollisionSettings,
     events: &mut Events,
 ) {
-    for id in 0..contacts.contacts.len() as u32 {
+    let mut active = std::mem::take(&mut contacts.active);
+    active.retain(|&id| {
         let c = &contacts.contacts[id as usize];
-        if !c.alive {
-            continue;
-        }
+        debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
             let removed = contacts.destroy(id);
             report_removed_contact(&removed, events);
-            continue;
+            return false;
         }
         let sensor = c.flags.contains(ContactFlags::SENSOR);
         let kind = if c.flags.contains(ContactFlags::STARTED) {
@@ -265,7 +280,9 @@ pub(crate) fn finish_contacts(
         if let Some(kind) = kind {
             push_event(c, kind, events);
         }
-    }
+        true
+    });
+    contacts.active = active;
 }
 
 fn push_event(c: &Contact, kind: ContactEventKind, events: &mut Events) {

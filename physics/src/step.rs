@@ -156,7 +156,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let mut sleep = cx.write::<SleepEvents>();
                 pipeline::finish_contacts(&mut contacts, &collision_settings(&desc), &mut events);
                 events.sort();
-                island::wake_touched(&mut bodies, &contacts, &mut sleep.0);
+                island::wake_touched(&mut bodies, &mut contacts, &mut sleep.0);
             });
         })
         .reads::<WorldDesc>()

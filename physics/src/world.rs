@@ -734,7 +734,7 @@ impl World {
     /// events) without moving anything. The step runs the same stages.
     pub fn update_collisions(&mut self) {
         self.collide();
-        island::wake_touched(&mut self.bodies, &self.contacts, &mut self.sleep_events);
+        island::wake_touched(&mut self.bodies, &mut self.contacts, &mut self.sleep_events);
     }
 
     fn collide(&mut self) {

@@ -14,7 +14,16 @@ use joule_physics::world::WorldDesc;
 fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
     let mut w = world(1);
     let g = ground(&mut w, 0.5);
-    let b = cube(&mut w, 0.5, Vec3::new(0.0, 1.0, 0.0));
+    // Kept awake: a sleeping pair reports no persist events (see the next test).
+    let b = w
+        .create_body(&BodyDesc {
+            allow_sleep: false,
+            ..BodyDesc::dynamic(
+                Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                Vec3::new(0.0, 1.0, 0.0),
+            )
+        })
+        .unwrap();
     let mut begins = 0;
     let mut persists = 0;
     for _ in 0..60 {
@@ -39,6 +48,40 @@ fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
         .filter(|e| e.kind == ContactEventKind::End)
         .collect();
     assert_eq!(ends.len(), 1, "one end when lifted away");
+}
+
+#[test]
+fn a_sleeping_contact_is_not_visited_and_resumes_on_wake() {
+    // Contacts of sleeping islands cost nothing per step: they are not updated and report
+    // no persist events; the contact itself is kept, so waking reports no new begin.
+    let mut w = world_with(
+        WorldDesc {
+            report_persist_events: true,
+            ..WorldDesc::default()
+        },
+        1,
+    );
+    ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    let mut steps = 0;
+    while !w.is_sleeping(b).unwrap() {
+        w.step(DT);
+        steps += 1;
+        assert!(steps < 300, "the box falls asleep");
+    }
+    for _ in 0..30 {
+        w.step(DT);
+        assert!(w.events().contacts.is_empty(), "no events while asleep");
+        assert_eq!(w.contact_count(), 1, "the contact is kept");
+    }
+    w.apply_impulse(b, Vec3::new(0.0, 0.0, 1.0)).unwrap();
+    w.step(DT);
+    let kinds: Vec<_> = w.events().contacts.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![ContactEventKind::Persist],
+        "awake again, same contact"
+    );
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! them in that order), each live one with its manifold, feature ids, warm-start impulses
 //! and flags, then the free list in order (the next contact ids depend on it).
 //!
-//! The pair map is not saved: it is rebuilt from the live contacts (it is only looked up,
-//! never iterated). A destroyed slot keeps nothing: `ContactManager::create` overwrites
+//! The pair map and the per-body contact lists are not saved: they are rebuilt from the
+//! live contacts (the map is only looked up, the lists are only read through the sorted
+//! active list). A destroyed slot keeps nothing: `ContactManager::create` overwrites
 //! all of it and nothing reads it before.
 
 use arrayvec::ArrayVec;
@@ -25,7 +26,16 @@ pub(super) fn write_contacts(w: &mut Writer, contacts: &ContactManager) {
     let ContactManager {
         contacts,
         free,
+        // Rebuilt from the live contacts on restore (lookups only, never iterated).
         pairs: _,
+        // Rebuilt from the live contacts on restore; read only through `active`, which
+        // is sorted, so their order cannot reach results.
+        body_contacts: _,
+        // Rebuilt by every step before it is read.
+        active: _,
+        active_bits: _,
+        active_plan: _,
+        active_bounds: _,
     } = contacts;
     w.count(contacts.len());
     for c in contacts {
@@ -55,6 +65,7 @@ pub(super) fn read_contacts(
             "two contacts for one pair of bodies",
         )?;
         m.contacts.push(c);
+        m.link(id);
     }
     m.free = read_indices(r)?;
     check(

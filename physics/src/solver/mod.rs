@@ -251,7 +251,8 @@ fn build_constraints(
     s: &mut SolverScratch,
 ) {
     s.entries.clear();
-    for (id, c) in contacts.contacts.iter().enumerate() {
+    for &id in &contacts.active {
+        let c = &contacts.contacts[id as usize];
         if !c.alive
             || c.manifold.points.is_empty()
             || c.flags.contains(ContactFlags::SENSOR)
@@ -261,7 +262,7 @@ fn build_constraints(
         }
         s.entries.push(GraphEntry {
             kind: ConstraintKind::Contact,
-            id: id as u32,
+            id,
             body_a: solver_index(bodies, c.body_a),
             body_b: solver_index(bodies, c.body_b),
         });
