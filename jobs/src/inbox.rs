@@ -11,17 +11,30 @@ use crate::job::Job;
 use crate::sync::{AtomicUsize, Mutex, Ordering, lock};
 
 /// A multi-producer, single-consumer queue of jobs for one thread.
-#[derive(Default)]
 pub struct Inbox {
     len: AtomicUsize,
     queue: Mutex<VecDeque<Job>>,
+}
+
+/// Jobs an inbox holds before its ring grows. Allocated up front: which thread finishes a
+/// graph run last (and so posts to the waiting caller's inbox) depends on timing, so a
+/// lazily allocated ring could allocate for the first time long after warm-up.
+const INBOX_CAPACITY: usize = 16;
+
+impl Default for Inbox {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Inbox {
     /// An empty inbox.
     #[must_use]
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            len: AtomicUsize::new(0),
+            queue: Mutex::new(VecDeque::with_capacity(INBOX_CAPACITY)),
+        }
     }
 
     /// Appends a job (any thread).

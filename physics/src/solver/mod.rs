@@ -41,6 +41,7 @@
 pub mod contact;
 
 use joule_jobs::{DisjointPlan, JobSystem};
+use smallvec::SmallVec;
 
 use crate::body::{AWAKE_SET, Bodies, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
@@ -120,8 +121,11 @@ pub(crate) struct SolverScratch {
     constants: StepConstants,
 }
 
-/// Constraints per job within a colour.
+/// Fewest constraints per block within a colour.
 const BLOCK: usize = 32;
+/// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
+/// handed to the workers from an array on the stack, so solving allocates nothing.
+const MAX_BLOCKS: usize = 64;
 /// Bodies per job in integration.
 const BODY_BLOCK: usize = 256;
 
@@ -318,10 +322,11 @@ fn build_constraints(
         work.bounds.push(0);
         work.blocks.push(0);
         let mut pos = 0;
+        let block = BLOCK.max(color.entries.len().div_ceil(MAX_BLOCKS));
         for (k, e) in color.entries.iter().enumerate() {
             work.constraints.push(make(e, &s.bodies));
             pos += usize::from(e.body_a.is_some()) + usize::from(e.body_b.is_some());
-            if (k + 1) % BLOCK == 0 || k + 1 == color.entries.len() {
+            if (k + 1) % block == 0 || k + 1 == color.entries.len() {
                 work.bounds.push(pos);
                 work.blocks.push(k + 1);
             }
@@ -358,36 +363,40 @@ fn for_each_constraint(
             .plan
             .chunks(&mut s.bodies, &work.bounds)
             .expect("plan built for these bodies and bounds");
+        // Each block with the bodies it writes, on the stack (at most MAX_BLOCKS); the
+        // workers claim blocks from this array, so no job is spawned per block.
+        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
         let mut rest = work.constraints.as_mut_slice();
-        jobs.scope(|scope| {
-            for (w, mut chunk) in work.blocks.windows(2).zip(chunks) {
-                let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-                rest = tail;
-                scope.spawn_labeled("solve colour block", move |_| {
-                    let mut pos = chunk.positions().start;
-                    for c in block {
-                        let mut fixed_a = SolverBody::FIXED;
-                        let mut fixed_b = SolverBody::FIXED;
-                        match (c.body_a, c.body_b) {
-                            (Some(_), Some(_)) => {
-                                let (a, b) = chunk.pair_mut(pos, pos + 1);
-                                pos += 2;
-                                f(c, a, b);
-                            }
-                            (Some(_), None) => {
-                                let a = chunk.get_mut(pos);
-                                pos += 1;
-                                f(c, a, &mut fixed_b);
-                            }
-                            (None, Some(_)) => {
-                                let b = chunk.get_mut(pos);
-                                pos += 1;
-                                f(c, &mut fixed_a, b);
-                            }
-                            (None, None) => {}
+        for (w, chunk) in work.blocks.windows(2).zip(chunks) {
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            rest = tail;
+            blocks.push((block, chunk));
+        }
+        jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
+            for (block, chunk) in claimed {
+                let mut pos = chunk.positions().start;
+                for c in block.iter_mut() {
+                    let mut fixed_a = SolverBody::FIXED;
+                    let mut fixed_b = SolverBody::FIXED;
+                    match (c.body_a, c.body_b) {
+                        (Some(_), Some(_)) => {
+                            let (a, b) = chunk.pair_mut(pos, pos + 1);
+                            pos += 2;
+                            f(c, a, b);
                         }
+                        (Some(_), None) => {
+                            let a = chunk.get_mut(pos);
+                            pos += 1;
+                            f(c, a, &mut fixed_b);
+                        }
+                        (None, Some(_)) => {
+                            let b = chunk.get_mut(pos);
+                            pos += 1;
+                            f(c, &mut fixed_a, b);
+                        }
+                        (None, None) => {}
                     }
-                });
+                }
             }
         });
     }

@@ -1,0 +1,135 @@
+//! Once warm, a step allocates nothing: every buffer the step uses is kept from the last
+//! step and reused (DESIGN.md: "no allocation per step after warm-up").
+//!
+//! The counter is a global allocator wrapping the system one; this file holds a single
+//! test so no other test allocates while it counts (each file in tests/ is its own
+//! process). It counts allocations on every thread, workers included.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use common::DT;
+use joule_jobs::JobSystem;
+use joule_physics::body::{BodyDesc, MotionQuality};
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+use joule_physics::world::{World, WorldDesc};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the counter only
+// adds a relaxed increment (its value is read after the counted region is joined).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded with the caller's layout, as GlobalAlloc requires.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A scene that uses every stage: a pyramid kept awake (a large island, coloured solver), a resting
+/// stack that falls asleep, a box that keeps sliding in circles (kept awake by a step
+/// listener's force: listeners run every step), and a LinearCast body bouncing between
+/// two walls fast enough that CCD sweeps it every step.
+fn scene(threads: usize) -> World {
+    let mut w = World::new(WorldDesc::default(), JobSystem::new(threads).unwrap());
+    let cube = Shape::cuboid(Vec3::splat(0.5)).unwrap();
+    w.create_body(&BodyDesc::fixed(
+        Shape::cuboid(Vec3::new(60.0, 0.5, 60.0)).unwrap(),
+        Vec3::new(0.0, -0.5, 0.0),
+    ))
+    .unwrap();
+    for row in 0..8 {
+        for i in 0..8 - row {
+            let x = i as f32 * 1.02 - (8 - row) as f32 * 0.51;
+            w.create_body(&BodyDesc {
+                allow_sleep: false,
+                ..BodyDesc::dynamic(cube.clone(), Vec3::new(x, 0.5 + row as f32, 0.0))
+            })
+            .unwrap();
+        }
+    }
+    for k in 0..4 {
+        w.create_body(&BodyDesc::dynamic(
+            cube.clone(),
+            Vec3::new(20.0, 0.5 + k as f32, 0.0),
+        ))
+        .unwrap();
+    }
+    let slider = w
+        .create_body(&BodyDesc {
+            allow_sleep: false,
+            ..BodyDesc::dynamic(cube.clone(), Vec3::new(-20.0, 0.5, 0.0))
+        })
+        .unwrap();
+    w.add_step_listener(joule_physics::listener::StepPhase::Before, move |cx| {
+        let p = cx.position(slider).unwrap();
+        let _ = cx.add_force(slider, Vec3::new(-p.z, 0.0, p.x + 20.0) * 200.0);
+    });
+    for x in [-40.0, -30.0] {
+        w.create_body(&BodyDesc::fixed(
+            Shape::cuboid(Vec3::new(0.05, 3.0, 3.0)).unwrap(),
+            Vec3::new(x, 3.0, 20.0),
+        ))
+        .unwrap();
+    }
+    w.create_body(&BodyDesc {
+        motion_quality: MotionQuality::LinearCast,
+        restitution: 1.0,
+        friction: 0.0,
+        gravity_scale: 0.0,
+        allow_sleep: false,
+        linear_velocity: Vec3::new(300.0, 0.0, 0.0),
+        ..BodyDesc::dynamic(Shape::sphere(0.1).unwrap(), Vec3::new(-35.0, 2.0, 20.0))
+    })
+    .unwrap();
+    w
+}
+
+#[test]
+fn a_warm_step_allocates_nothing() {
+    for threads in [0, 1, 2, 4] {
+        let mut w = scene(threads);
+        // Warm-up: the pyramid settles and the stack falls asleep, so every buffer has
+        // reached the size this scene needs.
+        for _ in 0..240 {
+            w.step(DT);
+        }
+        let awake = w.awake_body_count();
+        assert!(
+            awake > 30,
+            "the pyramid, slider and bullet are awake ({awake})"
+        );
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        for _ in 0..60 {
+            w.step(DT);
+        }
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert_eq!(n, 0, "{threads} threads: {n} allocations in 60 warm steps");
+    }
+}
