@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 
 use crate::body::{BodyId, MotionType};
 use crate::broad_phase::BroadPhaseProxy;
-use crate::math::Vec3A;
+use crate::math::{Isometry, Quat, Vec3A};
 use crate::narrow_phase::{ContactManifold, ContactPoint};
 
 bitflags! {
@@ -57,6 +57,48 @@ pub struct ContactImpulse {
     pub max_normal: f32,
 }
 
+/// The relative pose at which a contact's manifold was last computed (Jolt's body pair
+/// cache): while B stays within [`PairCache::MAX_SHIFT`] and
+/// [`PairCache::MAX_TURN_COS_HALF`] of that pose relative to A, the narrow phase keeps the
+/// manifold's points (fixed in the bodies' frames) and only recomputes their separations
+/// and the normal, instead of running the full collision routine. A pile at rest pays
+/// almost nothing for its contacts; as the tolerance is against the pose of the last full
+/// computation (not the last step), drift cannot accumulate past it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PairCache {
+    /// B's origin in A's frame.
+    pub position: Vec3A,
+    /// B's rotation relative to A.
+    pub rotation: Quat,
+    /// The manifold normal in A's frame.
+    pub normal: Vec3A,
+    /// False until the first full computation (and for sensors, which never reuse).
+    pub valid: bool,
+}
+
+impl PairCache {
+    /// How far B may move relative to A before the manifold is recomputed (m).
+    pub const MAX_SHIFT: f32 = 1.0e-3;
+    /// Cosine of half the largest relative turn before recomputing (a 1 degree turn).
+    pub const MAX_TURN_COS_HALF: f32 = 0.999_961_9;
+    /// An empty cache (the first update computes the manifold).
+    pub const EMPTY: PairCache = PairCache {
+        position: Vec3A::ZERO,
+        rotation: Quat::IDENTITY,
+        normal: Vec3A::ZERO,
+        valid: false,
+    };
+
+    /// Whether the relative pose `rel` (B in A's frame) is close enough to the cached one.
+    #[inline]
+    pub fn matches(&self, rel: &Isometry) -> bool {
+        self.valid
+            && (rel.translation - self.position).length_squared()
+                < Self::MAX_SHIFT * Self::MAX_SHIFT
+            && rel.rotation.dot(self.rotation).abs() > Self::MAX_TURN_COS_HALF
+    }
+}
+
 /// A contact between two bodies.
 #[derive(Clone, Debug)]
 pub(crate) struct Contact {
@@ -75,6 +117,8 @@ pub(crate) struct Contact {
     pub friction: f32,
     pub restitution: f32,
     pub flags: ContactFlags,
+    /// The relative pose of the last full manifold computation.
+    pub cache: PairCache,
     /// Both bodies cannot respond (static/kinematic pairs with a sensor only).
     pub alive: bool,
 }

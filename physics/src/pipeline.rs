@@ -19,7 +19,9 @@ use joule_jobs::JobSystem;
 use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies};
 use crate::broad_phase::{BodyPair, BroadPhase};
-use crate::contact::{Contact, ContactFlags, ContactInfo, ContactManager, motion_types_collide};
+use crate::contact::{
+    Contact, ContactFlags, ContactInfo, ContactManager, PairCache, motion_types_collide,
+};
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
 use crate::material::MaterialMixing;
@@ -154,6 +156,7 @@ pub(crate) fn find_new_contacts(
             proxy_b: bb.proxy.expect("live bodies have proxies"),
             manifold: ContactManifold::default(),
             impulses: Default::default(),
+            cache: PairCache::EMPTY,
             friction: mixed.friction,
             restitution: mixed.restitution,
             flags,
@@ -228,6 +231,19 @@ fn update_contact(
     }
     let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
     let sensor = c.flags.contains(ContactFlags::SENSOR);
+    // B's pose in A's frame: if it barely changed since the manifold was computed, move
+    // the manifold with the bodies instead of recomputing it (see `PairCache`).
+    let rel = sa.transform.inverse().mul_isometry(&sb.transform);
+    if !sensor && c.cache.matches(&rel) {
+        let n = sa.transform.rotation * c.cache.normal;
+        c.manifold.normal = n;
+        for p in &mut c.manifold.points {
+            let pa = sa.transform.transform_point(p.local_a);
+            let pb = sb.transform.transform_point(p.local_b);
+            p.separation = (pb - pa).dot(n);
+        }
+        return;
+    }
     let margin = if sensor { 0.0 } else { settings.margin };
     manifold.points.clear();
     let touching = collide(
@@ -243,6 +259,12 @@ fn update_contact(
         c.manifold.normal = manifold.normal;
     } else {
         c.update_manifold(manifold);
+        c.cache = PairCache {
+            position: rel.translation,
+            rotation: rel.rotation,
+            normal: sa.transform.rotation.inverse() * manifold.normal,
+            valid: true,
+        };
     }
     c.flags.set(ContactFlags::TOUCHING, touching);
     if touching && !was_touching {

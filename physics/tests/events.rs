@@ -268,3 +268,36 @@ fn resting_contacts_keep_their_impulses_from_step_to_step() {
         "impulses persist: {total} then {again}"
     );
 }
+
+#[test]
+fn a_reused_manifold_tracks_small_moves_and_is_recomputed_after_large_ones() {
+    // A contact keeps its manifold while the pair's relative pose stays within 1 mm and
+    // 1 degree of the last full computation (the pair cache) and then only updates the
+    // separations; past that it recomputes. Expected values: a unit box on the ground
+    // (top face y = 0) with its centre at y = 0.5 + d has its four bottom corners at
+    // separation d; tilted 10 degrees about x with one bottom edge on the ground, the
+    // other edge is sin(10°) = 0.17 m up, beyond the 2 cm margin, so only two points.
+    let mut w = world(0);
+    ground(&mut w, 0.5);
+    let b = cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    w.update_collisions();
+    let seps = |w: &joule_physics::world::World| -> Vec<f32> {
+        w.contacts()[0].points.iter().map(|p| p.1).collect()
+    };
+    assert_eq!(seps(&w).len(), 4);
+    // Within the cache: 0.4 mm up, the same four points, separations follow.
+    w.set_position(b, Vec3::new(0.0, 0.5004, 0.0)).unwrap();
+    w.update_collisions();
+    let s = seps(&w);
+    assert_eq!(s.len(), 4);
+    assert!(s.iter().all(|d| (d - 0.0004).abs() < 1e-5), "{s:?}");
+    // Beyond the cache: tilt about the bottom edge at z = +0.5.
+    let q = joule_physics::math::Quat::from_rotation_x(10f32.to_radians());
+    let edge = Vec3::new(0.0, 0.0, 0.5);
+    let centre = edge + q * (Vec3::new(0.0, 0.5, 0.0) - edge);
+    w.set_transform(b, centre, q).unwrap();
+    w.update_collisions();
+    let s = seps(&w);
+    assert_eq!(s.len(), 2, "the lifted edge left the manifold: {s:?}");
+    assert!(s.iter().all(|d| d.abs() < 1e-4), "{s:?}");
+}

@@ -11,7 +11,7 @@ use arrayvec::ArrayVec;
 
 use crate::body::Bodies;
 use crate::broad_phase::{BroadPhaseProxy, ProxyKind};
-use crate::contact::{Contact, ContactFlags, ContactImpulse, ContactManager, pair_key};
+use crate::contact::{Contact, ContactFlags, ContactImpulse, ContactManager, PairCache, pair_key};
 use crate::dynamic_tree::{NULL, ProxyId};
 use crate::math::Vec3A;
 use crate::narrow_phase::{ContactManifold, ContactPoint, MAX_MANIFOLD_POINTS};
@@ -90,6 +90,7 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         friction,
         restitution,
         flags,
+        cache,
         alive: _,
     } = c;
     w.u32(*body_a);
@@ -128,6 +129,16 @@ fn write_contact(w: &mut Writer, c: &Contact) {
     w.f32(*friction);
     w.f32(*restitution);
     w.u8(flags.bits());
+    let PairCache {
+        position,
+        rotation,
+        normal,
+        valid,
+    } = cache;
+    w.vec3(*position);
+    w.quat(*rotation);
+    w.vec3(*normal);
+    w.bool(*valid);
 }
 
 /// Reads a live contact, checking that it names two live bodies (lower slot first) by
@@ -174,6 +185,12 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
     let restitution = r.f32()?;
     let flags =
         ContactFlags::from_bits(r.u8()?).ok_or(SnapshotError::Corrupt("unknown contact flags"))?;
+    let cache = PairCache {
+        position: r.vec3()?,
+        rotation: r.quat()?,
+        normal: r.vec3()?,
+        valid: r.bool()?,
+    };
     Ok(Contact {
         body_a,
         body_b,
@@ -186,6 +203,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         friction,
         restitution,
         flags,
+        cache,
         alive: true,
     })
 }
@@ -212,6 +230,7 @@ fn dead_contact() -> Contact {
         friction: 0.0,
         restitution: 0.0,
         flags: ContactFlags::empty(),
+        cache: PairCache::EMPTY,
         alive: false,
     }
 }
