@@ -74,14 +74,29 @@ pub(crate) struct CcdHit {
 pub(crate) struct CcdState {
     /// Slot indices of the bodies to cast this step, in awake order.
     pub candidates: Vec<u32>,
-    /// Largest motion of a candidate this step (widens the broad-phase query so a fast
-    /// body finds another fast body by its end pose).
-    pub max_motion: f32,
+    /// Largest motion of an awake body that is not a candidate this step: a cast widens
+    /// its broad-phase query (boxes of the step's start poses) by it, so it also finds a
+    /// slow body that moved into its path.
+    pub slow_motion: f32,
+    /// Per candidate position, the other candidates whose swept boxes meet its own
+    /// (`partners[partner_start[i]..partner_start[i + 1]]`, ascending): fast bodies find
+    /// each other here, by a sweep and prune over their swept boxes, instead of through
+    /// tree queries widened by the fastest motion.
+    pub partners: Vec<u32>,
+    pub partner_start: Vec<u32>,
     /// Hits found this step (any order; sorted by `resolve`).
     pub hits: Vec<CcdHit>,
     /// Per body slot: 1 for a candidate, 2 once moved back this step.
     marks: Vec<u8>,
+    /// Sweep-and-prune scratch: candidates' swept boxes, the sweep order, the pairs found.
+    boxes: Vec<Aabb>,
+    order: Vec<u32>,
+    open: Vec<u32>,
+    pairs: Vec<(u32, u32)>,
 }
+
+const FAST: u8 = 1;
+const MOVED: u8 = 2;
 
 /// The pose of a body at the start of the step (start centre, end rotation).
 fn start_pose(bodies: &Bodies, index: u32) -> Isometry {
@@ -103,32 +118,111 @@ fn motion(bodies: &Bodies, index: u32) -> Vec3A {
 pub(crate) fn collect_candidates(bodies: &Bodies, state: &mut CcdState) {
     state.candidates.clear();
     state.hits.clear();
-    state.max_motion = 0.0;
+    state.slow_motion = 0.0;
     for sim in bodies.awake() {
         let b = &bodies.bodies[sim.body as usize];
-        if b.motion_quality != MotionQuality::LinearCast
-            || b.motion_type != MotionType::Dynamic
-            || b.is_sensor
-        {
-            continue;
-        }
         let moved = (sim.center - sim.center0).length();
-        if moved > CCD_MOTION_FRACTION * b.shape.inner_radius() {
+        if b.motion_quality == MotionQuality::LinearCast
+            && b.motion_type == MotionType::Dynamic
+            && !b.is_sensor
+            && moved > CCD_MOTION_FRACTION * b.shape.inner_radius()
+        {
             state.candidates.push(sim.body);
-            state.max_motion = state.max_motion.max(moved);
+        } else {
+            state.slow_motion = state.slow_motion.max(moved);
         }
     }
+    state.marks.clear();
+    state.marks.resize(bodies.bodies.len(), 0);
+    for &c in &state.candidates {
+        state.marks[c as usize] = FAST;
+    }
+    find_fast_pairs(bodies, state);
 }
 
-/// Sweeps body `index` from its start to its end pose and returns its earliest hit.
+/// Sweep and prune over the candidates' swept boxes (start to end pose) along the axis
+/// where their centres spread most; fills `partners` / `partner_start`. The order of
+/// everything depends only on the boxes and candidate positions.
+fn find_fast_pairs(bodies: &Bodies, state: &mut CcdState) {
+    let CcdState {
+        candidates,
+        partners,
+        partner_start,
+        boxes,
+        order,
+        open,
+        pairs,
+        ..
+    } = state;
+    boxes.clear();
+    for &c in candidates.iter() {
+        let shape = &bodies.bodies[c as usize].shape;
+        let start = start_pose(bodies, c);
+        let end = Isometry {
+            rotation: start.rotation,
+            translation: start.translation + motion(bodies, c),
+        };
+        boxes.push(shape.world_aabb(&start).union(&shape.world_aabb(&end)));
+    }
+    // The axis with the largest variance of box centres separates the most.
+    let n = boxes.len().max(1) as f32;
+    let mean = boxes.iter().fold(Vec3A::ZERO, |m, b| m + b.center()) / n;
+    let var = boxes.iter().fold(Vec3A::ZERO, |v, b| {
+        let d = b.center() - mean;
+        v + d * d
+    });
+    let axis = if var.x >= var.y && var.x >= var.z {
+        0
+    } else if var.y >= var.z {
+        1
+    } else {
+        2
+    };
+    order.clear();
+    order.extend(0..boxes.len() as u32);
+    order.sort_unstable_by(|&i, &j| {
+        boxes[i as usize].min[axis]
+            .total_cmp(&boxes[j as usize].min[axis])
+            .then(i.cmp(&j))
+    });
+    open.clear();
+    pairs.clear();
+    for &i in order.iter() {
+        let bi = &boxes[i as usize];
+        open.retain(|&j| boxes[j as usize].max[axis] >= bi.min[axis]);
+        for &j in open.iter() {
+            if boxes[j as usize].overlaps(bi) {
+                pairs.push((i, j));
+                pairs.push((j, i));
+            }
+        }
+        open.push(i);
+    }
+    pairs.sort_unstable();
+    partners.clear();
+    partner_start.clear();
+    let mut k = 0;
+    for i in 0..candidates.len() as u32 {
+        partner_start.push(partners.len() as u32);
+        while k < pairs.len() && pairs[k].0 == i {
+            partners.push(candidates[pairs[k].1 as usize]);
+            k += 1;
+        }
+    }
+    partner_start.push(partners.len() as u32);
+}
+
+/// Sweeps the candidate at position `position` of `state.candidates` from its start to
+/// its end pose and returns its earliest hit.
 pub(crate) fn cast_body(
     bodies: &Bodies,
     broad_phase: &BroadPhase,
     layers: &LayerTable,
     exclusions: &ExclusionList,
-    max_motion: f32,
-    index: u32,
+    state: &CcdState,
+    position: usize,
 ) -> Option<CcdHit> {
+    let index = state.candidates[position];
     let body = &bodies.bodies[index as usize];
     let pose_a = start_pose(bodies, index);
     let delta_a = motion(bodies, index);
@@ -140,15 +234,12 @@ pub(crate) fn cast_body(
         .shape
         .world_aabb(&pose_a)
         .union(&body.shape.world_aabb(&end_a));
-    let query = swept.expanded(max_motion);
+    let query = swept.expanded(state.slow_motion);
     let allowance = CCD_TOUCHING_ALLOWANCE * body.shape.inner_radius();
     let id_a = bodies.id_of(index);
 
     let mut best: Option<CcdHit> = None;
-    broad_phase.query_aabb(&query, |_, other| {
-        if other == index {
-            return true;
-        }
+    let mut consider = |other: u32| {
         let ob = &bodies.bodies[other as usize];
         if ob.is_sensor
             || !motion_types_collide(body.motion_type, ob.motion_type, false)
@@ -199,7 +290,19 @@ pub(crate) fn cast_body(
             }
         }
         true
+    };
+    // Slow, static and sleeping bodies from the tree; fast ones from the sweep and prune
+    // (the hit kept does not depend on the order: earliest fraction, then lowest slot).
+    broad_phase.query_aabb(&query, |_, other| {
+        other == index || state.marks[other as usize] == FAST || consider(other)
     });
+    let (from, to) = (
+        state.partner_start[position] as usize,
+        state.partner_start[position + 1] as usize,
+    );
+    for &other in &state.partners[from..to] {
+        consider(other);
+    }
     best
 }
 
@@ -284,8 +387,6 @@ pub(crate) fn resolve(
     response: &CcdResponse<'_>,
     sleep_events: &mut Vec<SleepEvent>,
 ) {
-    const FAST: u8 = 1;
-    const MOVED: u8 = 2;
     let CcdState {
         candidates,
         hits,

@@ -224,10 +224,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                     spawner.spawn(move |cx, _| {
                         span(cx, STAGES[8], || {
                             let hit = {
-                                let (body, max_motion) = {
-                                    let st = cx.read::<CcdState>();
-                                    (st.candidates[i as usize], st.max_motion)
-                                };
+                                let st = cx.read::<CcdState>();
                                 let bodies = cx.read::<Bodies>();
                                 let bp = cx.read::<BroadPhase>();
                                 let desc = cx.read::<WorldDesc>();
@@ -237,8 +234,8 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                                     &bp,
                                     &desc.layers,
                                     &exclusions,
-                                    max_motion,
-                                    body,
+                                    &st,
+                                    i as usize,
                                 )
                             };
                             if let Some(hit) = hit {
