@@ -15,7 +15,7 @@ use crate::math::{Mat3A, Quat, Vec3A};
 
 /// Slip speed above which a point counts as sliding (its friction then opposes the slip
 /// exactly); below it, noise in the slip direction would make friction jitter.
-const SLIDING_SPEED: f32 = 0.05;
+pub(crate) const SLIDING_SPEED: f32 = 0.05;
 
 /// Soft constraint coefficients for one substep length (Erin Catto, "Solver2D", 2024).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -34,13 +34,19 @@
 //!
 //! Each colour of the constraint graph is one parallel stage: its constraints share no
 //! dynamic body, so blocks of them are solved by different jobs at once, each job holding
-//! a [`joule_jobs::DisjointChunk`] of exactly the bodies its block touches. The overflow
-//! colour is solved serially after the others. Colouring and block boundaries depend only
-//! on constraint order, so results are identical for any thread count.
+//! a [`joule_jobs::DisjointChunk`] of exactly the bodies its block touches. Within a
+//! colour, consecutive constraints are bundled four to a SIMD lane set
+//! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
+//! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
+//! The overflow colour is solved serially, scalar, after the others. Colouring, bundle
+//! and block boundaries depend only on constraint order, so results are identical for any
+//! thread count.
 
 pub mod contact;
+mod contact_bundle;
+mod wide;
 
-use joule_jobs::{DisjointPlan, JobSystem};
+use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem};
 use smallvec::SmallVec;
 
 use crate::body::{AWAKE_SET, Bodies, MotionType};
@@ -49,6 +55,8 @@ use crate::contact::{ContactFlags, ContactManager};
 use crate::math::{Mat3A, Quat, Vec3A};
 
 use contact::{ConstraintPoint, ContactConstraint, Softness, SolverBody, tangent_basis};
+use contact_bundle::{ContactBundle, SolveParams};
+use wide::LANES;
 
 /// Contact stiffness is capped at this fraction of the substep rate (`h * omega` <= 0.94,
 /// the stability limit measured above).
@@ -98,14 +106,14 @@ struct BodyParams {
     dynamic: bool,
 }
 
-/// One colour's constraints and the plan of bodies they write.
+/// One colour's constraints, [`LANES`] to a bundle, and the plan of bodies they write.
 #[derive(Clone, Debug, Default)]
 struct ColorWork {
-    constraints: Vec<ContactConstraint>,
+    bundles: Vec<ContactBundle>,
     plan: DisjointPlan,
     /// Plan positions at block boundaries.
     bounds: Vec<usize>,
-    /// Constraint index at block boundaries.
+    /// Bundle index at block boundaries.
     blocks: Vec<usize>,
 }
 
@@ -121,8 +129,9 @@ pub(crate) struct SolverScratch {
     constants: StepConstants,
 }
 
-/// Fewest constraints per block within a colour.
+/// Fewest constraints per block within a colour (a whole number of bundles).
 const BLOCK: usize = 32;
+const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
 /// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
 /// handed to the workers from an array on the stack, so solving allocates nothing.
 const MAX_BLOCKS: usize = 64;
@@ -137,6 +146,7 @@ struct StepConstants {
     h: f32,
     max_push: f32,
     restitution_threshold: f32,
+    softness: Softness,
 }
 
 /// Stage "constraint graph": loads the awake bodies into solver bodies, colours the
@@ -163,6 +173,7 @@ pub(crate) fn prepare(
         h,
         max_push: settings.max_push_out_speed,
         restitution_threshold: settings.restitution_threshold,
+        softness: soft,
     };
     load_bodies(bodies, gravity, h, s);
     build_constraints(bodies, contacts, soft, s);
@@ -173,15 +184,40 @@ pub(crate) fn prepare(
 /// the bodies only.
 pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
     let k = s.constants;
+    let params = SolveParams {
+        inv_h: k.inv_h,
+        max_push: k.max_push,
+        softness: k.softness,
+    };
     for _ in 0..k.substeps {
         integrate_velocities(jobs, s);
-        for_each_constraint(jobs, s, |c, a, b| c.warm_start(a, b));
-        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true));
+        for_each_constraint(
+            jobs,
+            s,
+            |b, chunk| b.warm_start(chunk),
+            |c, a, b| c.warm_start(a, b),
+        );
+        for_each_constraint(
+            jobs,
+            s,
+            |b, chunk| b.solve(chunk, &params, true),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true),
+        );
         integrate_positions(jobs, s, k.h);
-        for_each_constraint(jobs, s, |c, a, b| c.solve(a, b, k.inv_h, k.max_push, false));
+        for_each_constraint(
+            jobs,
+            s,
+            |b, chunk| b.solve(chunk, &params, false),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, false),
+        );
     }
     let threshold = k.restitution_threshold;
-    for_each_constraint(jobs, s, |c, a, b| c.apply_restitution(a, b, threshold));
+    for_each_constraint(
+        jobs,
+        s,
+        |b, chunk| b.apply_restitution(chunk, threshold),
+        |c, a, b| c.apply_restitution(a, b, threshold),
+    );
 }
 
 /// Stage "integrate": writes the solved velocities and poses back to the bodies and the
@@ -316,19 +352,35 @@ fn build_constraints(
     }
     let awake = s.bodies.len();
     for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
-        work.constraints.clear();
+        work.bundles.clear();
         work.bounds.clear();
         work.blocks.clear();
         work.bounds.push(0);
         work.blocks.push(0);
-        let mut pos = 0;
-        let block = BLOCK.max(color.entries.len().div_ceil(MAX_BLOCKS));
+        let mut pos = 0u32;
+        let block = BLOCK
+            .max(color.entries.len().div_ceil(MAX_BLOCKS))
+            .next_multiple_of(LANES);
         for (k, e) in color.entries.iter().enumerate() {
-            work.constraints.push(make(e, &s.bodies));
-            pos += usize::from(e.body_a.is_some()) + usize::from(e.body_b.is_some());
-            if (k + 1) % block == 0 || k + 1 == color.entries.len() {
-                work.bounds.push(pos);
-                work.blocks.push(k + 1);
+            let c = make(e, &s.bodies);
+            let slot_a = e.body_a.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            let slot_b = e.body_b.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            let a = e.body_a.map_or(SolverBody::FIXED, |i| s.bodies[i as usize]);
+            let b = e.body_b.map_or(SolverBody::FIXED, |i| s.bodies[i as usize]);
+            if k.is_multiple_of(LANES) {
+                work.bundles.push(ContactBundle::new());
+            }
+            let bundle = work.bundles.last_mut().expect("pushed above");
+            bundle.push(&c, slot_a, slot_b, &a, &b);
+            if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
+                work.bounds.push(pos as usize);
+                work.blocks.push(work.bundles.len());
             }
         }
         let indices = color
@@ -347,16 +399,17 @@ fn build_constraints(
     }
 }
 
-/// Runs `f` on every constraint: colour by colour, blocks of a colour in parallel, then the
-/// overflow constraints serially.
+/// Runs `bundled` on every bundle, colour by colour, blocks of a colour in parallel, then
+/// `scalar` on the overflow constraints serially.
 fn for_each_constraint(
     jobs: &JobSystem,
     s: &mut SolverScratch,
-    f: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody) + Sync,
+    bundled: impl Fn(&mut ContactBundle, &mut DisjointChunk<'_, SolverBody>) + Sync,
+    scalar: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody),
 ) {
-    let f = &f;
+    let bundled = &bundled;
     for work in &mut s.colors {
-        if work.constraints.is_empty() {
+        if work.bundles.is_empty() {
             continue;
         }
         let chunks = work
@@ -366,7 +419,7 @@ fn for_each_constraint(
         // Each block with the bodies it writes, on the stack (at most MAX_BLOCKS); the
         // workers claim blocks from this array, so no job is spawned per block.
         let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
-        let mut rest = work.constraints.as_mut_slice();
+        let mut rest = work.bundles.as_mut_slice();
         for (w, chunk) in work.blocks.windows(2).zip(chunks) {
             let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
             rest = tail;
@@ -374,28 +427,8 @@ fn for_each_constraint(
         }
         jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
             for (block, chunk) in claimed {
-                let mut pos = chunk.positions().start;
-                for c in block.iter_mut() {
-                    let mut fixed_a = SolverBody::FIXED;
-                    let mut fixed_b = SolverBody::FIXED;
-                    match (c.body_a, c.body_b) {
-                        (Some(_), Some(_)) => {
-                            let (a, b) = chunk.pair_mut(pos, pos + 1);
-                            pos += 2;
-                            f(c, a, b);
-                        }
-                        (Some(_), None) => {
-                            let a = chunk.get_mut(pos);
-                            pos += 1;
-                            f(c, a, &mut fixed_b);
-                        }
-                        (None, Some(_)) => {
-                            let b = chunk.get_mut(pos);
-                            pos += 1;
-                            f(c, &mut fixed_a, b);
-                        }
-                        (None, None) => {}
-                    }
+                for bundle in block.iter_mut() {
+                    bundled(bundle, chunk);
                 }
             }
         });
@@ -413,10 +446,10 @@ fn for_each_constraint(
                     let (lo, hi) = s.bodies.split_at_mut(ia);
                     (&mut hi[0], &mut lo[ib])
                 };
-                f(c, a, b);
+                scalar(c, a, b);
             }
-            (Some(ia), None) => f(c, &mut s.bodies[ia as usize], &mut fixed_b),
-            (None, Some(ib)) => f(c, &mut fixed_a, &mut s.bodies[ib as usize]),
+            (Some(ia), None) => scalar(c, &mut s.bodies[ia as usize], &mut fixed_b),
+            (None, Some(ib)) => scalar(c, &mut fixed_a, &mut s.bodies[ib as usize]),
             (None, None) => {}
         }
     }
@@ -472,12 +505,19 @@ fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch, h: f32) {
 }
 
 fn store_impulses(contacts: &mut ContactManager, s: &SolverScratch) {
-    let all = s
-        .colors
-        .iter()
-        .flat_map(|w| w.constraints.iter())
-        .chain(&s.overflow);
-    for c in all {
+    let bundled = s.colors.iter().flat_map(|w| &w.bundles);
+    for (id, points) in bundled.flat_map(ContactBundle::impulses) {
+        let contact = &mut contacts.contacts[id as usize];
+        for (imp, [normal, tangent1, tangent2, max_normal]) in
+            contact.impulses.iter_mut().zip(points)
+        {
+            imp.normal = normal;
+            imp.tangent1 = tangent1;
+            imp.tangent2 = tangent2;
+            imp.max_normal = max_normal;
+        }
+    }
+    for c in &s.overflow {
         let contact = &mut contacts.contacts[c.contact as usize];
         for (imp, p) in contact.impulses.iter_mut().zip(&c.points) {
             imp.normal = p.normal_impulse;
