@@ -84,6 +84,11 @@ pub struct ContactBundle {
     count: usize,
     /// Most points of any lane's manifold.
     points_used: usize,
+    /// Whether updates must be masked per lane: some lane lacks a point another has, or
+    /// has a moving (kinematic) fixed side. Otherwise every used lane has every point and
+    /// a fixed side's velocity is +0, which adding `0 * impulse` leaves bit-exact, so the
+    /// selects are skipped.
+    masked: bool,
     /// Contact id per lane.
     contact: [u32; LANES],
     /// Point count per lane.
@@ -150,6 +155,13 @@ impl ContactBundle {
         self.contact[i] = c.contact;
         self.point_count[i] = c.points.len() as u8;
         self.points_used = self.points_used.max(c.points.len());
+        let still = |(v, w): (Vec3A, Vec3A)| {
+            let bits = |x: Vec3A| x.to_array().map(f32::to_bits);
+            bits(v) == [0; 3] && bits(w) == [0; 3]
+        };
+        self.masked |= usize::from(self.point_count[0]) != c.points.len()
+            || (slot_a.is_none() && !still(c.fixed_a))
+            || (slot_b.is_none() && !still(c.fixed_b));
         self.side_a[i] = LaneSide {
             slot: slot_a.unwrap_or(NO_SLOT),
             fixed: c.fixed_a,
@@ -269,10 +281,24 @@ impl ContactBundle {
         (b.v + b.w.cross(r_b)) - (a.v + a.w.cross(r_a))
     }
 
-    /// Applies `impulse` at the anchors, to A negated, in the lanes of the masks.
+    /// Applies `impulse` at the anchors, to A negated: with `MASKED`, only in the lanes of
+    /// the point's masks (see [`ContactBundle::masked`]).
     #[inline(always)]
-    fn apply(&self, a: &mut Velocities, b: &mut Velocities, p: &BundlePoint, impulse: V3) {
-        self.apply_masked(a, b, p, impulse, p.mask_a, p.mask_b);
+    fn apply<const MASKED: bool>(
+        &self,
+        a: &mut Velocities,
+        b: &mut Velocities,
+        p: &BundlePoint,
+        impulse: V3,
+    ) {
+        if MASKED {
+            self.apply_masked(a, b, p, impulse, p.mask_a, p.mask_b);
+        } else {
+            a.v = a.v - impulse.scale(self.inv_mass_a);
+            a.w = a.w - self.inv_inertia_a.mul(p.r_a.cross(impulse));
+            b.v = b.v + impulse.scale(self.inv_mass_b);
+            b.w = b.w + self.inv_inertia_b.mul(p.r_b.cross(impulse));
+        }
     }
 
     #[inline(always)]
@@ -297,6 +323,14 @@ impl ContactBundle {
 
     /// Applies last step's impulses (warm starting).
     pub fn warm_start(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
+        if self.masked {
+            self.warm_start_lanes::<true>(chunk);
+        } else {
+            self.warm_start_lanes::<false>(chunk);
+        }
+    }
+
+    fn warm_start_lanes<const MASKED: bool>(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
         let mut a = Self::gather_velocities(&self.side_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, chunk);
         let [t0, t1] = self.tangents;
@@ -304,7 +338,7 @@ impl ContactBundle {
             let impulse = self.normal.scale(p.normal_impulse)
                 + t0.scale(p.tangent_impulse[0])
                 + t1.scale(p.tangent_impulse[1]);
-            self.apply(&mut a, &mut b, p, impulse);
+            self.apply::<MASKED>(&mut a, &mut b, p, impulse);
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
@@ -313,6 +347,19 @@ impl ContactBundle {
     /// One iteration: friction, then the soft normal constraint (`use_bias` false: the
     /// relax pass, no position correction).
     pub fn solve(
+        &mut self,
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+        k: &SolveParams,
+        use_bias: bool,
+    ) {
+        if self.masked {
+            self.solve_lanes::<true>(chunk, k, use_bias);
+        } else {
+            self.solve_lanes::<false>(chunk, k, use_bias);
+        }
+    }
+
+    fn solve_lanes<const MASKED: bool>(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,
         k: &SolveParams,
@@ -352,7 +399,7 @@ impl ContactBundle {
             }
             self.points[i].tangent_impulse = new;
             let impulse = t0.scale(new[0] - old[0]) + t1.scale(new[1] - old[1]);
-            self.apply(&mut a, &mut b, &p, impulse);
+            self.apply::<MASKED>(&mut a, &mut b, &p, impulse);
         }
 
         let soft = k.softness;
@@ -388,7 +435,7 @@ impl ContactBundle {
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
             let p = *p;
-            self.apply(&mut a, &mut b, &p, n.scale(delta));
+            self.apply::<MASKED>(&mut a, &mut b, &p, n.scale(delta));
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
@@ -434,5 +481,186 @@ impl ContactBundle {
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrayvec::ArrayVec;
+    use joule_jobs::DisjointPlan;
+
+    use super::*;
+    use crate::math::Mat3A;
+    use crate::solver::contact::{ConstraintPoint, tangent_basis};
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn f(&mut self, lo: f32, hi: f32) -> f32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((self.0 >> 40) as f32 / (1u64 << 24) as f32)
+        }
+        fn v(&mut self, r: f32) -> Vec3A {
+            Vec3A::new(self.f(-r, r), self.f(-r, r), self.f(-r, r))
+        }
+    }
+
+    fn body(rng: &mut Rng, speed: f32, inv_mass: f32) -> SolverBody {
+        let m = Mat3A::from_cols(rng.v(0.5), rng.v(0.5), rng.v(0.5));
+        SolverBody {
+            v: rng.v(speed),
+            w: rng.v(speed),
+            dp: rng.v(0.01),
+            dq: Quat::from_scaled_axis(rng.v(0.02).into()),
+            inv_mass: rng.f(0.1, 2.0) * inv_mass,
+            inv_inertia: (m * m.transpose() + Mat3A::from_diagonal(glam::Vec3::splat(0.2)))
+                * inv_mass,
+        }
+    }
+
+    /// Scalar constraint `k` of a lane set: dynamic sides, point counts and materials vary
+    /// with `k` so that lanes disagree (masks, sliding and sticking friction, bounces).
+    fn constraint(rng: &mut Rng, k: usize, a: Option<u32>, b: Option<u32>) -> ContactConstraint {
+        let n = rng.v(1.0).normalize();
+        let mut points = ArrayVec::new();
+        for _ in 0..1 + (k * 3 + 1) % 4 {
+            points.push(ConstraintPoint {
+                r_a: rng.v(0.7),
+                r_b: rng.v(0.7),
+                separation: rng.f(-0.05, 0.02),
+                normal_impulse: rng.f(0.0, 3.0),
+                tangent_impulse: [rng.f(-1.0, 1.0), rng.f(-1.0, 1.0)],
+                ..ConstraintPoint::default()
+            });
+        }
+        ContactConstraint {
+            contact: k as u32,
+            body_a: a,
+            body_b: b,
+            fixed_a: if k == 2 {
+                (rng.v(1.0), rng.v(1.0))
+            } else {
+                (Vec3A::ZERO, Vec3A::ZERO)
+            },
+            fixed_b: (Vec3A::ZERO, Vec3A::ZERO),
+            normal: n,
+            tangents: tangent_basis(n),
+            friction: [0.6, 0.05, 1.0, 0.3][k % 4],
+            restitution: [0.0, 0.5, 0.9, 0.0][k % 4],
+            softness: Softness::new(90.0, 10.0, 1.0 / 600.0),
+            points,
+        }
+    }
+
+    /// The invariant of the module: a bundle moves bodies and impulses bit for bit as the
+    /// scalar constraints do, pass by pass, for full and partial bundles.
+    #[test]
+    fn bundle_matches_scalar_constraints_bit_for_bit() {
+        for lanes in 1..=LANES {
+            let mut rng = Rng(0x5eed + lanes as u64);
+            // Lane 3's bodies are heavy and barely move: its friction clamps without sliding.
+            let mut bodies: Vec<SolverBody> = (0..2 * LANES)
+                .map(|i| match i {
+                    6.. => body(&mut rng, 0.001, 0.001),
+                    _ => body(&mut rng, 2.0, 1.0),
+                })
+                .collect();
+            // Lane 1 has a static A, lane 2 a kinematic A, lane 3 a static B.
+            let sides = |k: usize| {
+                let a = (k != 1 && k != 2).then_some(2 * k as u32);
+                let b = (k != 3).then_some(2 * k as u32 + 1);
+                (a, b)
+            };
+            let mut scalar: Vec<ContactConstraint> = (0..lanes)
+                .map(|k| {
+                    let (a, b) = sides(k);
+                    constraint(&mut rng, k, a, b)
+                })
+                .collect();
+            let mut bundle = ContactBundle::new();
+            let mut indices = Vec::new();
+            for c in &mut scalar {
+                let at = |i: Option<u32>| i.map_or(SolverBody::FIXED, |i| bodies[i as usize]);
+                let (a, b) = (at(c.body_a), at(c.body_b));
+                c.prepare(&a, &b);
+                let mut slot = |i: Option<u32>| {
+                    i.map(|i| {
+                        indices.push(i as usize);
+                        indices.len() as u32 - 1
+                    })
+                };
+                let (sa, sb) = (slot(c.body_a), slot(c.body_b));
+                bundle.push(c, sa, sb, &a, &b);
+            }
+            let mut expected = bodies.clone();
+            let mut plan = DisjointPlan::new();
+            plan.set(bodies.len(), indices.iter().copied()).unwrap();
+            let bounds = [0, indices.len()];
+            let params = SolveParams {
+                inv_h: 600.0,
+                max_push: 3.0,
+                softness: scalar[0].softness,
+            };
+
+            for pass in [0, 1, 2, 1, 2, 3] {
+                for c in &mut scalar {
+                    let mut fa = SolverBody::FIXED;
+                    let mut fb = SolverBody::FIXED;
+                    let (a, b) = match (c.body_a, c.body_b) {
+                        (Some(ia), Some(ib)) => {
+                            let [a, b] = expected
+                                .get_disjoint_mut([ia as usize, ib as usize])
+                                .unwrap();
+                            (a, b)
+                        }
+                        (Some(ia), None) => (&mut expected[ia as usize], &mut fb),
+                        (None, Some(ib)) => (&mut fa, &mut expected[ib as usize]),
+                        (None, None) => unreachable!(),
+                    };
+                    match pass {
+                        0 => c.warm_start(a, b),
+                        1 => c.solve(a, b, params.inv_h, params.max_push, true),
+                        2 => c.solve(a, b, params.inv_h, params.max_push, false),
+                        _ => c.apply_restitution(a, b, 0.5),
+                    }
+                }
+                let mut chunk = plan.chunks(&mut bodies, &bounds).unwrap().next().unwrap();
+                match pass {
+                    0 => bundle.warm_start(&mut chunk),
+                    1 => bundle.solve(&mut chunk, &params, true),
+                    2 => bundle.solve(&mut chunk, &params, false),
+                    _ => bundle.apply_restitution(&mut chunk, 0.5),
+                }
+                for (i, (got, want)) in bodies.iter().zip(&expected).enumerate() {
+                    assert_eq!(
+                        (got.v, got.w),
+                        (want.v, want.w),
+                        "{lanes} lanes, pass {pass}: body {i}"
+                    );
+                }
+                let got: Vec<_> = bundle
+                    .impulses()
+                    .map(|(id, p)| (id, p.collect::<Vec<_>>()))
+                    .collect();
+                let want: Vec<_> = scalar
+                    .iter()
+                    .map(|c| {
+                        let p = c.points.iter().map(|p| {
+                            [
+                                p.normal_impulse,
+                                p.tangent_impulse[0],
+                                p.tangent_impulse[1],
+                                p.max_normal_impulse,
+                            ]
+                        });
+                        (c.contact, p.collect::<Vec<_>>())
+                    })
+                    .collect();
+                assert_eq!(got, want, "{lanes} lanes, pass {pass}: impulses");
+            }
+        }
     }
 }
