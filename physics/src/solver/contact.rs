@@ -87,9 +87,12 @@ pub struct ConstraintPoint {
     pub r_a: Vec3A,
     /// Anchor relative to body B's centre of mass.
     pub r_b: Vec3A,
-    /// Separation at the start of the step (negative: penetration). The current
-    /// separation is this plus the normal part of the anchors' relative displacement.
+    /// Separation at the start of the step (negative: penetration).
     pub separation: f32,
+    /// `separation - (r_b·n - r_a·n)`, set by `prepare`: the current separation is then
+    /// `(dp_b - dp_a)·n + (r_b·(q_b⁻¹ n) - r_a·(q_a⁻¹ n)) + base_separation`, which
+    /// rotates the normal once per constraint instead of both anchors once per point.
+    pub base_separation: f32,
     /// Effective mass along the normal.
     pub normal_mass: f32,
     /// Effective masses along the two tangents.
@@ -191,6 +194,7 @@ impl ContactConstraint {
             let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
             p.relative_velocity = dv.dot(n);
             p.max_normal_impulse = 0.0;
+            p.base_separation = p.separation - (p.r_b.dot(n) - p.r_a.dot(n));
         }
     }
 
@@ -280,11 +284,13 @@ impl ContactConstraint {
             Self::apply(a, b, p.r_a, p.r_b, impulse);
         }
 
+        // Current separation from the bodies' motion during this step (see
+        // `base_separation`). Fixed sides pass `SolverBody::FIXED` (no displacement).
+        let shift = (b.dp - a.dp).dot(n);
+        let n_a = a.dq.conjugate() * n;
+        let n_b = b.dq.conjugate() * n;
         for p in &mut self.points {
-            // Current separation from the bodies' motion during this step.
-            // Fixed sides pass `SolverBody::FIXED` (no displacement).
-            let d = (b.dp - a.dp) + (b.dq * p.r_b - p.r_b) - (a.dq * p.r_a - p.r_a);
-            let s = d.dot(n) + p.separation;
+            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let (bias, mass_scale, impulse_scale) = if s > 0.0 {
                 // Speculative: close the gap in one substep, no more.
                 (s * inv_h, 1.0, 0.0)

@@ -39,8 +39,8 @@ pub struct BundlePoint {
     pub r_a: V3,
     /// Anchors relative to B's centre of mass.
     pub r_b: V3,
-    /// Separation at the start of the step.
-    pub separation: F4,
+    /// Separation at the start of the step less the anchors' normal offset.
+    pub base_separation: F4,
     /// Effective mass along the normal.
     pub normal_mass: F4,
     /// Effective masses along the tangents.
@@ -189,7 +189,7 @@ impl ContactBundle {
             };
             bp.r_a.set_lane(i, p.r_a);
             bp.r_b.set_lane(i, p.r_b);
-            bp.separation.0[i] = p.separation;
+            bp.base_separation.0[i] = p.base_separation;
             bp.normal_mass.0[i] = p.normal_mass;
             bp.tangent_mass[0].0[i] = p.tangent_mass[0];
             bp.tangent_mass[1].0[i] = p.tangent_mass[1];
@@ -403,11 +403,12 @@ impl ContactBundle {
         }
 
         let soft = k.softness;
+        let shift = (pose_b.dp - pose_a.dp).dot(n);
+        let n_a = pose_a.dq.conjugate().rotate(n);
+        let n_b = pose_b.dq.conjugate().rotate(n);
         for i in 0..used {
             let p = &mut self.points[i];
-            let d = (pose_b.dp - pose_a.dp) + (pose_b.dq.rotate(p.r_b) - p.r_b)
-                - (pose_a.dq.rotate(p.r_a) - p.r_a);
-            let s = d.dot(n) + p.separation;
+            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let speculative = s.gt(zero);
             let gap = s * F4::splat(k.inv_h);
             let (bias, mass_scale, impulse_scale) = if use_bias {

@@ -340,6 +340,20 @@ impl Q4 {
         }
     }
 
+    /// The inverse rotations (glam's `Quat::conjugate`: negated vector part).
+    #[inline(always)]
+    #[must_use]
+    pub fn conjugate(self) -> Q4 {
+        Q4 {
+            v: V3 {
+                x: self.v.x.neg(),
+                y: self.v.y.neg(),
+                z: self.v.z.neg(),
+            },
+            w: self.w,
+        }
+    }
+
     /// Rotates `r`, with glam's formula for `Quat * Vec3A`.
     #[inline(always)]
     #[must_use]
@@ -392,6 +406,7 @@ mod tests {
             assert_eq!(dot.0[i].to_bits(), vs[i].dot(us[i]).to_bits());
             assert_eq!(cross.lane(i), vs[i].cross(us[i]));
             assert_eq!(rot.lane(i), qs[i] * vs[i]);
+            assert_eq!(q.conjugate().rotate(v).lane(i), qs[i].conjugate() * vs[i]);
             assert_eq!(mv.lane(i), m * vs[i]);
         }
         let mask = F4([1.0, -1.0, 0.0, -0.0]).gt(F4::ZERO);
