@@ -1,17 +1,17 @@
-//! Contact constraints solved four at a time (Box2D v3's `contact_solver.c` "SIMD" path,
-//! in 3D, on stable Rust).
+//! Contact constraints solved [`LANES`] (8) at a time (Box2D v3's `contact_solver.c`
+//! "SIMD" path, in 3D, on stable Rust).
 //!
 //! ```text
-//!   colour k:  c0 c1 c2 c3 | c4 c5 c6 c7 | c8 c9            constraint order
-//!              \_ bundle _/  \_ bundle _/  \_ bundle (2 of 4 lanes used)
+//!   colour k:  c0 c1 .. c7 | c8 c9 .. c15 | c16 c17          constraint order
+//!              \_ bundle _/  \_ bundle __/  \_ bundle (2 of 8 lanes used)
 //!
-//!   bundle:    normal.x [c0 c1 c2 c3]   point[0].r_a.x [c0 c1 c2 c3]   ...
-//!              one lane per constraint, every field stored as four floats
+//!   bundle:    normal.x [c0 .. c7]   point[0].r_a.x [c0 .. c7]   ...
+//!              one lane per constraint, every field stored as LANES floats
 //! ```
 //!
 //! Consecutive constraints of one colour form a bundle of [`LANES`] lanes. A colour's
 //! constraints share no dynamic body, so the lanes' bodies are distinct: each pass gathers
-//! their velocities into wide registers, solves the four manifolds at once (the points of
+//! their velocities into wide registers, solves the manifolds at once (the points of
 //! a manifold one after another, lanes without that point masked out) and scatters the
 //! velocities back. A static or kinematic side is a dummy body that never moves (zero
 //! inverse mass, its fixed velocity), as in Box2D; its lane of the result is dropped.
@@ -27,36 +27,36 @@ use joule_jobs::DisjointChunk;
 use crate::math::{Quat, Vec3A};
 
 use super::contact::{ContactConstraint, SLIDING_SPEED, Softness, SolverBody};
-use super::wide::{F4, LANES, M3, M4, Q4, V3};
+use super::wide::{FloatW, LANES, MaskW, Mat3W, QuatW, Vec3W};
 
 /// Marks a lane side with no solver body (static, kinematic or an unused lane).
 const NO_SLOT: u32 = u32::MAX;
 
-/// One point of the four manifolds of a bundle (see `ConstraintPoint` for each field).
+/// One point of the manifolds of a bundle (see `ConstraintPoint` for each field).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BundlePoint {
     /// Anchors relative to the centres of mass.
-    pub r_a: V3,
+    pub r_a: Vec3W,
     /// Anchors relative to B's centre of mass.
-    pub r_b: V3,
+    pub r_b: Vec3W,
     /// Separation at the start of the step less the anchors' normal offset.
-    pub base_separation: F4,
+    pub base_separation: FloatW,
     /// Effective mass along the normal.
-    pub normal_mass: F4,
+    pub normal_mass: FloatW,
     /// Effective masses along the tangents.
-    pub tangent_mass: [F4; 2],
+    pub tangent_mass: [FloatW; 2],
     /// Accumulated normal impulse.
-    pub normal_impulse: F4,
+    pub normal_impulse: FloatW,
     /// Accumulated friction impulses.
-    pub tangent_impulse: [F4; 2],
+    pub tangent_impulse: [FloatW; 2],
     /// Largest normal impulse of the step.
-    pub max_normal_impulse: F4,
+    pub max_normal_impulse: FloatW,
     /// Approach speed for restitution.
-    pub relative_velocity: F4,
+    pub relative_velocity: FloatW,
     /// Lanes whose manifold has this point and whose body A is dynamic.
-    pub mask_a: M4,
+    pub mask_a: MaskW,
     /// Lanes whose manifold has this point and whose body B is dynamic.
-    pub mask_b: M4,
+    pub mask_b: MaskW,
 }
 
 /// Where a lane's side comes from.
@@ -95,29 +95,29 @@ pub struct ContactBundle {
     point_count: [u8; LANES],
     side_a: [LaneSide; LANES],
     side_b: [LaneSide; LANES],
-    normal: V3,
-    tangents: [V3; 2],
-    friction: F4,
-    restitution: F4,
-    inv_mass_a: F4,
-    inv_inertia_a: M3,
-    inv_mass_b: F4,
-    inv_inertia_b: M3,
+    normal: Vec3W,
+    tangents: [Vec3W; 2],
+    friction: FloatW,
+    restitution: FloatW,
+    inv_mass_a: FloatW,
+    inv_inertia_a: Mat3W,
+    inv_mass_b: FloatW,
+    inv_inertia_b: Mat3W,
     points: [BundlePoint; 4],
 }
 
-/// Velocities of one side of a bundle's four lanes.
+/// Velocities of one side of a bundle's lanes.
 #[derive(Clone, Copy, Debug)]
 struct Velocities {
-    v: V3,
-    w: V3,
+    v: Vec3W,
+    w: Vec3W,
 }
 
-/// Motion of one side's four bodies since the start of the step.
+/// Motion of one side's bodies since the start of the step.
 #[derive(Clone, Copy, Debug)]
 struct Poses {
-    dp: V3,
-    dq: Q4,
+    dp: Vec3W,
+    dq: QuatW,
 }
 
 /// Constants of the solve pass.
@@ -240,8 +240,8 @@ impl ContactBundle {
             };
         }
         Velocities {
-            v: V3::gather(v),
-            w: V3::gather(w),
+            v: Vec3W::gather(v),
+            w: Vec3W::gather(w),
         }
     }
 
@@ -255,8 +255,8 @@ impl ContactBundle {
             }
         }
         Poses {
-            dp: V3::gather(dp),
-            dq: Q4::gather(dq),
+            dp: Vec3W::gather(dp),
+            dq: QuatW::gather(dq),
         }
     }
 
@@ -277,7 +277,7 @@ impl ContactBundle {
 
     /// Relative velocity of the anchors (B's minus A's).
     #[inline(always)]
-    fn relative_velocity(a: &Velocities, b: &Velocities, r_a: V3, r_b: V3) -> V3 {
+    fn relative_velocity(a: &Velocities, b: &Velocities, r_a: Vec3W, r_b: Vec3W) -> Vec3W {
         (b.v + b.w.cross(r_b)) - (a.v + a.w.cross(r_a))
     }
 
@@ -289,7 +289,7 @@ impl ContactBundle {
         a: &mut Velocities,
         b: &mut Velocities,
         p: &BundlePoint,
-        impulse: V3,
+        impulse: Vec3W,
     ) {
         if MASKED {
             self.apply_masked(a, b, p, impulse, p.mask_a, p.mask_b);
@@ -307,18 +307,18 @@ impl ContactBundle {
         a: &mut Velocities,
         b: &mut Velocities,
         p: &BundlePoint,
-        impulse: V3,
-        mask_a: M4,
-        mask_b: M4,
+        impulse: Vec3W,
+        mask_a: MaskW,
+        mask_b: MaskW,
     ) {
         let va = a.v - impulse.scale(self.inv_mass_a);
         let wa = a.w - self.inv_inertia_a.mul(p.r_a.cross(impulse));
         let vb = b.v + impulse.scale(self.inv_mass_b);
         let wb = b.w + self.inv_inertia_b.mul(p.r_b.cross(impulse));
-        a.v = V3::select(mask_a, va, a.v);
-        a.w = V3::select(mask_a, wa, a.w);
-        b.v = V3::select(mask_b, vb, b.v);
-        b.w = V3::select(mask_b, wb, b.w);
+        a.v = Vec3W::select(mask_a, va, a.v);
+        a.w = Vec3W::select(mask_a, wa, a.w);
+        b.v = Vec3W::select(mask_b, vb, b.v);
+        b.w = Vec3W::select(mask_b, wb, b.w);
     }
 
     /// Applies last step's impulses (warm starting).
@@ -372,7 +372,7 @@ impl ContactBundle {
         let n = self.normal;
         let [t0, t1] = self.tangents;
         let used = self.points_used;
-        let zero = F4::ZERO;
+        let zero = FloatW::ZERO;
 
         for i in 0..used {
             let p = self.points[i];
@@ -388,13 +388,13 @@ impl ContactBundle {
             let clamp = len2.gt(max * max);
             if clamp.any() {
                 let slip = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
-                let sliding = slip.gt(F4::splat(SLIDING_SPEED));
+                let sliding = slip.gt(FloatW::splat(SLIDING_SPEED));
                 let s = max.div(len2.sqrt());
                 let neg_max = max.neg();
                 for (k, nk) in new.iter_mut().enumerate() {
                     let slide = (neg_max * vt[k]).div(slip);
                     let scaled = *nk * s;
-                    *nk = F4::select(clamp, F4::select(sliding, slide, scaled), *nk);
+                    *nk = FloatW::select(clamp, FloatW::select(sliding, slide, scaled), *nk);
                 }
             }
             self.points[i].tangent_impulse = new;
@@ -410,23 +410,31 @@ impl ContactBundle {
             let p = &mut self.points[i];
             let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let speculative = s.gt(zero);
-            let gap = s * F4::splat(k.inv_h);
+            let gap = s * FloatW::splat(k.inv_h);
             let (bias, mass_scale, impulse_scale) = if use_bias {
-                let push = (F4::splat(soft.bias_rate) * s).max(F4::splat(-k.max_push));
+                let push = (FloatW::splat(soft.bias_rate) * s).max(FloatW::splat(-k.max_push));
                 (
-                    F4::select(speculative, gap, push),
-                    F4::select(speculative, F4::splat(1.0), F4::splat(soft.mass_scale)),
-                    F4::select(speculative, zero, F4::splat(soft.impulse_scale)),
+                    FloatW::select(speculative, gap, push),
+                    FloatW::select(
+                        speculative,
+                        FloatW::splat(1.0),
+                        FloatW::splat(soft.mass_scale),
+                    ),
+                    FloatW::select(speculative, zero, FloatW::splat(soft.impulse_scale)),
                 )
             } else {
-                (F4::select(speculative, gap, zero), F4::splat(1.0), zero)
+                (
+                    FloatW::select(speculative, gap, zero),
+                    FloatW::splat(1.0),
+                    zero,
+                )
             };
             let vn = Self::relative_velocity(&a, &b, p.r_a, p.r_b).dot(n);
             let lambda =
                 p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(zero);
             if use_bias {
-                p.relative_velocity = F4::select(
+                p.relative_velocity = FloatW::select(
                     new.gt(zero),
                     p.relative_velocity.min(vn),
                     p.relative_velocity,
@@ -451,13 +459,13 @@ impl ContactBundle {
         let mut a = Self::gather_velocities(&self.side_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, chunk);
         let n = self.normal;
-        let zero = F4::ZERO;
-        let bouncy = M4::ALL.and_not(self.restitution.eq(zero));
+        let zero = FloatW::ZERO;
+        let bouncy = MaskW::ALL.and_not(self.restitution.eq(zero));
         for i in 0..self.points_used {
             let p = self.points[i];
             let skip = p
                 .relative_velocity
-                .gt(F4::splat(-threshold))
+                .gt(FloatW::splat(-threshold))
                 .or(p.max_normal_impulse.eq(zero));
             let active = bouncy.and_not(skip);
             if !active.any() {
@@ -468,9 +476,9 @@ impl ContactBundle {
             let new = (p.normal_impulse + lambda).max(zero);
             let delta = new - p.normal_impulse;
             let q = &mut self.points[i];
-            q.normal_impulse = F4::select(active, new, p.normal_impulse);
+            q.normal_impulse = FloatW::select(active, new, p.normal_impulse);
             q.max_normal_impulse =
-                F4::select(active, p.max_normal_impulse.max(new), p.max_normal_impulse);
+                FloatW::select(active, p.max_normal_impulse.max(new), p.max_normal_impulse);
             self.apply_masked(
                 &mut a,
                 &mut b,

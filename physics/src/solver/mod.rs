@@ -35,7 +35,7 @@
 //! Each colour of the constraint graph is one parallel stage: its constraints share no
 //! dynamic body, so blocks of them are solved by different jobs at once, each job holding
 //! a [`joule_jobs::DisjointChunk`] of exactly the bodies its block touches. Within a
-//! colour, consecutive constraints are bundled four to a SIMD lane set
+//! colour, consecutive constraints are bundled eight to a SIMD lane set
 //! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
 //! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
 //! The overflow colour is solved serially, scalar, after the others. Colouring, bundle

@@ -1,12 +1,18 @@
-//! Four-lane float math for the bundled contact solver, on stable Rust without
-//! intrinsics: every operation is a plain loop over `[f32; 4]` that LLVM turns into one
-//! SSE/NEON instruction (checked in the release build's assembly).
+//! Wide float math for the bundled contact solver, on stable Rust without intrinsics:
+//! every operation is a plain loop over `[f32; LANES]` that LLVM turns into SSE/NEON
+//! instructions, two per operation at 8 lanes (checked in the release build's assembly).
+//!
+//! Why 8 lanes on 4-wide SSE: the solve is bound by latency, not arithmetic. Each point's
+//! impulse depends on the velocities the previous point left, a chain of some 20
+//! dependent operations; two independent 4-lane halves in flight fill the pipeline that
+//! one leaves idle. pyramid_big at 1 thread: 5.38 ms per step with 4 lanes, 4.52 with 8,
+//! 7.4 with 16 (register spills).
 //!
 //! Each lane does exactly the scalar operation glam does for `Vec3A`, `Mat3A` and `Quat`,
 //! in the same order (`dot` is `(x + y) + z`, `Mat3A * v` sums the columns in order, `Quat *
 //! v` is glam's `v (w² - b·b) + 2 b (v·b) + 2 w (b × v)`), so a lane computes bit for bit
-//! what the scalar solver computes for the same constraint. Comparisons give a [`M4`], a
-//! per-lane all-ones/zero mask as SIMD compares do, and [`F4::select`] blends on it.
+//! what the scalar solver computes for the same constraint. Comparisons give a [`MaskW`], a
+//! per-lane all-ones/zero mask as SIMD compares do, and [`FloatW::select`] blends on it.
 
 use std::ops::{Add, Mul, Sub};
 
@@ -14,76 +20,77 @@ use glam::{Mat4, Vec4};
 
 use crate::math::{Mat3A, Quat, Vec3A};
 
-/// Lanes per bundle.
-pub const LANES: usize = 4;
+/// Lanes per bundle (a multiple of 4: gathers transpose 4x4 blocks).
+pub const LANES: usize = 8;
+const _: () = assert!(LANES.is_multiple_of(4), "gathers transpose 4x4 blocks");
 
-/// Four `f32` lanes.
+/// `LANES` floats.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]
-pub struct F4(pub [f32; LANES]);
+pub struct FloatW(pub [f32; LANES]);
 
 /// A per-lane mask: all ones where true, zero where false.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(16))]
-pub struct M4(pub [u32; LANES]);
+pub struct MaskW(pub [u32; LANES]);
 
 #[inline(always)]
 fn lanes<U>(f: impl Fn(usize) -> U) -> [U; LANES] {
-    [f(0), f(1), f(2), f(3)]
+    std::array::from_fn(f)
 }
 
-impl F4 {
+impl FloatW {
     /// All lanes zero.
-    pub const ZERO: F4 = F4([0.0; LANES]);
+    pub const ZERO: FloatW = FloatW([0.0; LANES]);
 
     /// `x` in every lane.
     #[inline(always)]
     #[must_use]
-    pub fn splat(x: f32) -> F4 {
-        F4([x; LANES])
+    pub fn splat(x: f32) -> FloatW {
+        FloatW([x; LANES])
     }
 
     /// Lane-wise `f32::max` (same NaN and signed-zero rules as the scalar solver).
     #[inline(always)]
     #[must_use]
-    pub fn max(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i].max(o.0[i])))
+    pub fn max(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i].max(o.0[i])))
     }
 
     /// Lane-wise `f32::min`.
     #[inline(always)]
     #[must_use]
-    pub fn min(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i].min(o.0[i])))
+    pub fn min(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i].min(o.0[i])))
     }
 
     /// Lane-wise square root.
     #[inline(always)]
     #[must_use]
-    pub fn sqrt(self) -> F4 {
-        F4(lanes(|i| self.0[i].sqrt()))
+    pub fn sqrt(self) -> FloatW {
+        FloatW(lanes(|i| self.0[i].sqrt()))
     }
 
     /// Lane-wise `self > o`.
     #[inline(always)]
     #[must_use]
-    pub fn gt(self, o: F4) -> M4 {
-        M4(lanes(|i| if self.0[i] > o.0[i] { u32::MAX } else { 0 }))
+    pub fn gt(self, o: FloatW) -> MaskW {
+        MaskW(lanes(|i| if self.0[i] > o.0[i] { u32::MAX } else { 0 }))
     }
 
     /// Lane-wise `self == o`.
     #[inline(always)]
     #[must_use]
-    pub fn eq(self, o: F4) -> M4 {
-        M4(lanes(|i| if self.0[i] == o.0[i] { u32::MAX } else { 0 }))
+    pub fn eq(self, o: FloatW) -> MaskW {
+        MaskW(lanes(|i| if self.0[i] == o.0[i] { u32::MAX } else { 0 }))
     }
 
     /// `a` where `m` is set, `b` elsewhere (bitwise, so NaNs and signed zeros pass as
     /// they are).
     #[inline(always)]
     #[must_use]
-    pub fn select(m: M4, a: F4, b: F4) -> F4 {
-        F4(lanes(|i| {
+    pub fn select(m: MaskW, a: FloatW, b: FloatW) -> FloatW {
+        FloatW(lanes(|i| {
             f32::from_bits((a.0[i].to_bits() & m.0[i]) | (b.0[i].to_bits() & !m.0[i]))
         }))
     }
@@ -91,119 +98,128 @@ impl F4 {
     /// Lane-wise division.
     #[inline(always)]
     #[must_use]
-    pub fn div(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i] / o.0[i]))
+    pub fn div(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i] / o.0[i]))
     }
 
     /// Lane-wise negation.
     #[inline(always)]
     #[must_use]
-    pub fn neg(self) -> F4 {
-        F4(lanes(|i| -self.0[i]))
+    pub fn neg(self) -> FloatW {
+        FloatW(lanes(|i| -self.0[i]))
     }
 }
 
-impl M4 {
+impl MaskW {
     /// Every lane set.
-    pub const ALL: M4 = M4([u32::MAX; LANES]);
+    pub const ALL: MaskW = MaskW([u32::MAX; LANES]);
 
     /// Lane-wise and.
     #[inline(always)]
     #[must_use]
-    pub fn and(self, o: M4) -> M4 {
-        M4(lanes(|i| self.0[i] & o.0[i]))
+    pub fn and(self, o: MaskW) -> MaskW {
+        MaskW(lanes(|i| self.0[i] & o.0[i]))
     }
 
     /// Lane-wise and-not (`self & !o`).
     #[inline(always)]
     #[must_use]
-    pub fn and_not(self, o: M4) -> M4 {
-        M4(lanes(|i| self.0[i] & !o.0[i]))
+    pub fn and_not(self, o: MaskW) -> MaskW {
+        MaskW(lanes(|i| self.0[i] & !o.0[i]))
     }
 
     /// Lane-wise or.
     #[inline(always)]
     #[must_use]
-    pub fn or(self, o: M4) -> M4 {
-        M4(lanes(|i| self.0[i] | o.0[i]))
+    pub fn or(self, o: MaskW) -> MaskW {
+        MaskW(lanes(|i| self.0[i] | o.0[i]))
     }
 
     /// Whether any lane is set.
     #[inline(always)]
     #[must_use]
     pub fn any(self) -> bool {
-        (self.0[0] | self.0[1] | self.0[2] | self.0[3]) != 0
+        self.0.iter().fold(0, |a, &m| a | m) != 0
     }
 }
 
-impl Add for F4 {
-    type Output = F4;
-    #[inline(always)]
-    fn add(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i] + o.0[i]))
-    }
-}
-
-impl Sub for F4 {
-    type Output = F4;
-    #[inline(always)]
-    fn sub(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i] - o.0[i]))
-    }
-}
-
-impl Mul for F4 {
-    type Output = F4;
-    #[inline(always)]
-    fn mul(self, o: F4) -> F4 {
-        F4(lanes(|i| self.0[i] * o.0[i]))
-    }
-}
-
-/// Four 3-vectors, one per lane, stored by component.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct V3 {
-    /// x of each lane.
-    pub x: F4,
-    /// y of each lane.
-    pub y: F4,
-    /// z of each lane.
-    pub z: F4,
-}
-
-impl V3 {
-    /// Lane `i` of the result is `v[i]` (a 4x4 transpose in registers: building the
-    /// lanes element by element makes LLVM go through the stack with partial stores,
-    /// which stalls the wide loads that follow).
-    #[inline(always)]
-    #[must_use]
-    pub fn gather(v: [Vec3A; LANES]) -> V3 {
-        let t = Mat4::from_cols(
-            v[0].extend(0.0),
-            v[1].extend(0.0),
-            v[2].extend(0.0),
-            v[3].extend(0.0),
-        )
-        .transpose();
-        V3 {
-            x: F4(t.x_axis.to_array()),
-            y: F4(t.y_axis.to_array()),
-            z: F4(t.z_axis.to_array()),
+/// Component `k` of the result holds component `k` of every input, as lanes: 4x4
+/// transposes in registers (glam's `Mat4::transpose`). Building lanes element by element
+/// instead makes LLVM go through the stack with partial stores, which stalls the wide
+/// loads that follow on store forwarding.
+#[inline(always)]
+fn transpose_in(v: [Vec4; LANES]) -> [FloatW; 4] {
+    let mut out = [FloatW::ZERO; 4];
+    for (g, c) in v.chunks_exact(4).enumerate() {
+        let t = Mat4::from_cols(c[0], c[1], c[2], c[3]).transpose();
+        for (o, axis) in out.iter_mut().zip([t.x_axis, t.y_axis, t.z_axis, t.w_axis]) {
+            o.0[4 * g..4 * g + 4].copy_from_slice(&axis.to_array());
         }
     }
+    out
+}
 
-    /// The four lanes as vectors (the inverse of [`V3::gather`]).
+/// The inverse of [`transpose_in`].
+#[inline(always)]
+fn transpose_out(c: [FloatW; 4]) -> [Vec4; LANES] {
+    let mut out = [Vec4::ZERO; LANES];
+    for (g, o) in out.chunks_exact_mut(4).enumerate() {
+        let col = |k: usize| Vec4::from_slice(&c[k].0[4 * g..4 * g + 4]);
+        let t = Mat4::from_cols(col(0), col(1), col(2), col(3)).transpose();
+        o.copy_from_slice(&[t.x_axis, t.y_axis, t.z_axis, t.w_axis]);
+    }
+    out
+}
+
+impl Add for FloatW {
+    type Output = FloatW;
+    #[inline(always)]
+    fn add(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i] + o.0[i]))
+    }
+}
+
+impl Sub for FloatW {
+    type Output = FloatW;
+    #[inline(always)]
+    fn sub(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i] - o.0[i]))
+    }
+}
+
+impl Mul for FloatW {
+    type Output = FloatW;
+    #[inline(always)]
+    fn mul(self, o: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i] * o.0[i]))
+    }
+}
+
+/// A 3-vector per lane, stored by component.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Vec3W {
+    /// x of each lane.
+    pub x: FloatW,
+    /// y of each lane.
+    pub y: FloatW,
+    /// z of each lane.
+    pub z: FloatW,
+}
+
+impl Vec3W {
+    /// Lane `i` of the result is `v[i]`.
+    #[inline(always)]
+    #[must_use]
+    pub fn gather(v: [Vec3A; LANES]) -> Vec3W {
+        let [x, y, z, _] = transpose_in(v.map(|v| v.extend(0.0)));
+        Vec3W { x, y, z }
+    }
+
+    /// The lanes as vectors (the inverse of [`Vec3W::gather`]).
     #[inline(always)]
     #[must_use]
     pub fn scatter(&self) -> [Vec3A; LANES] {
-        let t = Mat4::from_cols(
-            Vec4::from_array(self.x.0),
-            Vec4::from_array(self.y.0),
-            Vec4::from_array(self.z.0),
-            Vec4::ZERO,
-        )
-        .transpose();
-        [t.x_axis, t.y_axis, t.z_axis, t.w_axis].map(Vec3A::from_vec4)
+        transpose_out([self.x, self.y, self.z, FloatW::ZERO]).map(Vec3A::from_vec4)
     }
 
     /// Lane `i` as a vector.
@@ -224,15 +240,15 @@ impl V3 {
     /// `(x * x' + y * y') + z * z'`, as glam's `Vec3A::dot`.
     #[inline(always)]
     #[must_use]
-    pub fn dot(self, o: V3) -> F4 {
+    pub fn dot(self, o: Vec3W) -> FloatW {
         self.x * o.x + self.y * o.y + self.z * o.z
     }
 
     /// The cross product, as glam's `Vec3A::cross`.
     #[inline(always)]
     #[must_use]
-    pub fn cross(self, o: V3) -> V3 {
-        V3 {
+    pub fn cross(self, o: Vec3W) -> Vec3W {
+        Vec3W {
             x: self.y * o.z - self.z * o.y,
             y: self.z * o.x - self.x * o.z,
             z: self.x * o.y - self.y * o.x,
@@ -242,8 +258,8 @@ impl V3 {
     /// Every component scaled by the lane's `s` (`s * v` in glam).
     #[inline(always)]
     #[must_use]
-    pub fn scale(self, s: F4) -> V3 {
-        V3 {
+    pub fn scale(self, s: FloatW) -> Vec3W {
+        Vec3W {
             x: s * self.x,
             y: s * self.y,
             z: s * self.z,
@@ -253,20 +269,20 @@ impl V3 {
     /// `a` where `m` is set, `b` elsewhere.
     #[inline(always)]
     #[must_use]
-    pub fn select(m: M4, a: V3, b: V3) -> V3 {
-        V3 {
-            x: F4::select(m, a.x, b.x),
-            y: F4::select(m, a.y, b.y),
-            z: F4::select(m, a.z, b.z),
+    pub fn select(m: MaskW, a: Vec3W, b: Vec3W) -> Vec3W {
+        Vec3W {
+            x: FloatW::select(m, a.x, b.x),
+            y: FloatW::select(m, a.y, b.y),
+            z: FloatW::select(m, a.z, b.z),
         }
     }
 }
 
-impl Add for V3 {
-    type Output = V3;
+impl Add for Vec3W {
+    type Output = Vec3W;
     #[inline(always)]
-    fn add(self, o: V3) -> V3 {
-        V3 {
+    fn add(self, o: Vec3W) -> Vec3W {
+        Vec3W {
             x: self.x + o.x,
             y: self.y + o.y,
             z: self.z + o.z,
@@ -274,11 +290,11 @@ impl Add for V3 {
     }
 }
 
-impl Sub for V3 {
-    type Output = V3;
+impl Sub for Vec3W {
+    type Output = Vec3W;
     #[inline(always)]
-    fn sub(self, o: V3) -> V3 {
-        V3 {
+    fn sub(self, o: Vec3W) -> Vec3W {
+        Vec3W {
             x: self.x - o.x,
             y: self.y - o.y,
             z: self.z - o.z,
@@ -286,14 +302,14 @@ impl Sub for V3 {
     }
 }
 
-/// Four 3x3 matrices by column, as glam's `Mat3A`.
+/// A 3x3 matrix per lane, by column as glam's `Mat3A`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct M3 {
+pub struct Mat3W {
     /// The columns.
-    pub cols: [V3; 3],
+    pub cols: [Vec3W; 3],
 }
 
-impl M3 {
+impl Mat3W {
     /// Sets lane `i`.
     #[inline]
     pub fn set_lane(&mut self, i: usize, m: &Mat3A) {
@@ -305,9 +321,9 @@ impl M3 {
     /// `M * v`, summed as glam's `Mat3A::mul_vec3a`.
     #[inline(always)]
     #[must_use]
-    pub fn mul(&self, v: V3) -> V3 {
+    pub fn mul(&self, v: Vec3W) -> Vec3W {
         let [c0, c1, c2] = self.cols;
-        V3 {
+        Vec3W {
             x: c0.x * v.x + c1.x * v.y + c2.x * v.z,
             y: c0.y * v.x + c1.y * v.y + c2.y * v.z,
             z: c0.z * v.x + c1.z * v.y + c2.z * v.z,
@@ -315,37 +331,33 @@ impl M3 {
     }
 }
 
-/// Four unit quaternions by component.
+/// A unit quaternion per lane, by component.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Q4 {
+pub struct QuatW {
     /// The vector part.
-    pub v: V3,
+    pub v: Vec3W,
     /// The scalar part.
-    pub w: F4,
+    pub w: FloatW,
 }
 
-impl Q4 {
+impl QuatW {
     /// Lane `i` of the result is `q[i]`.
     #[inline(always)]
     #[must_use]
-    pub fn gather(q: [Quat; LANES]) -> Q4 {
-        let t = Mat4::from_cols(q[0].into(), q[1].into(), q[2].into(), q[3].into()).transpose();
-        Q4 {
-            v: V3 {
-                x: F4(t.x_axis.to_array()),
-                y: F4(t.y_axis.to_array()),
-                z: F4(t.z_axis.to_array()),
-            },
-            w: F4(t.w_axis.to_array()),
+    pub fn gather(q: [Quat; LANES]) -> QuatW {
+        let [x, y, z, w] = transpose_in(q.map(Vec4::from));
+        QuatW {
+            v: Vec3W { x, y, z },
+            w,
         }
     }
 
     /// The inverse rotations (glam's `Quat::conjugate`: negated vector part).
     #[inline(always)]
     #[must_use]
-    pub fn conjugate(self) -> Q4 {
-        Q4 {
-            v: V3 {
+    pub fn conjugate(self) -> QuatW {
+        QuatW {
+            v: Vec3W {
                 x: self.v.x.neg(),
                 y: self.v.y.neg(),
                 z: self.v.z.neg(),
@@ -357,8 +369,8 @@ impl Q4 {
     /// Rotates `r`, with glam's formula for `Quat * Vec3A`.
     #[inline(always)]
     #[must_use]
-    pub fn rotate(self, r: V3) -> V3 {
-        let two = F4::splat(2.0);
+    pub fn rotate(self, r: Vec3W) -> Vec3W {
+        let two = FloatW::splat(2.0);
         let b = self.v;
         let w = self.w;
         let b2 = b.dot(b);
@@ -366,7 +378,7 @@ impl Q4 {
         let k1 = r.dot(b) * two;
         let k2 = w * two;
         let c = b.cross(r);
-        V3 {
+        Vec3W {
             x: r.x * k0 + b.x * k1 + c.x * k2,
             y: r.y * k0 + b.y * k1 + c.y * k2,
             z: r.z * k0 + b.z * k1 + c.z * k2,
@@ -382,22 +394,25 @@ mod tests {
     /// relies on it to match the scalar one.
     #[test]
     fn lanes_match_glam_bit_for_bit() {
-        let vs = [
+        let base = [
             Vec3A::new(0.3, -1.7, 2.9),
             Vec3A::new(-0.0, 1e-7, -3.3e5),
             Vec3A::new(1.0 / 3.0, 2.0 / 7.0, -5.0 / 11.0),
             Vec3A::new(9.1, 0.001, -0.5),
         ];
-        let us = [vs[3], vs[0], vs[1], vs[2]];
-        let qs = [
+        let vs: [Vec3A; LANES] = std::array::from_fn(|i| base[i % 4] * (1 + i / 4) as f32);
+        let us: [Vec3A; LANES] = std::array::from_fn(|i| vs[(i + 3) % LANES]);
+        let rotations = [
             Quat::from_rotation_y(0.3),
             Quat::from_axis_angle(Vec3A::new(1.0, 2.0, 3.0).normalize().into(), 1.1),
             Quat::IDENTITY,
             Quat::from_xyzw(0.1, -0.2, 0.3, 0.9).normalize(),
         ];
+        let qs: [Quat; LANES] =
+            std::array::from_fn(|i| rotations[i % 4] * Quat::from_rotation_x(i as f32 * 0.2));
         let m = Mat3A::from_cols(vs[0], vs[2], vs[3]);
-        let (v, u, q) = (V3::gather(vs), V3::gather(us), Q4::gather(qs));
-        let mut mw = M3::default();
+        let (v, u, q) = (Vec3W::gather(vs), Vec3W::gather(us), QuatW::gather(qs));
+        let mut mw = Mat3W::default();
         for i in 0..LANES {
             mw.set_lane(i, &m);
         }
@@ -409,12 +424,22 @@ mod tests {
             assert_eq!(q.conjugate().rotate(v).lane(i), qs[i].conjugate() * vs[i]);
             assert_eq!(mv.lane(i), m * vs[i]);
         }
-        let mask = F4([1.0, -1.0, 0.0, -0.0]).gt(F4::ZERO);
-        assert_eq!(mask, M4([u32::MAX, 0, 0, 0]));
-        let s = F4::select(mask, F4::splat(1.0), F4([-0.0; 4]));
+        let signs = [1.0, -1.0, 0.0, -0.0];
+        let mask = FloatW(std::array::from_fn(|i| signs[i % 4])).gt(FloatW::ZERO);
         assert_eq!(
-            s.0.map(f32::to_bits),
-            [1.0f32, -0.0, -0.0, -0.0].map(f32::to_bits)
+            mask,
+            MaskW(std::array::from_fn(|i| if i % 4 == 0 {
+                u32::MAX
+            } else {
+                0
+            }))
         );
+        let s = FloatW::select(mask, FloatW::splat(1.0), FloatW::splat(-0.0));
+        for (i, x) in s.0.iter().enumerate() {
+            let want: f32 = if i % 4 == 0 { 1.0 } else { -0.0 };
+            assert_eq!(x.to_bits(), want.to_bits());
+        }
+        let round_trip = Vec3W::gather(vs).scatter();
+        assert_eq!(round_trip, vs);
     }
 }
