@@ -224,6 +224,35 @@ impl ContactConstraint {
         b.w += b.inv_inertia * rb.cross(impulse);
     }
 
+    /// Normal velocity of B's anchor relative to A's, as `(vb - va)·n + (wb·(r_b × n) -
+    /// wa·(r_a × n))`: the bundled solver keeps the cross products per point.
+    #[inline]
+    fn normal_velocity(
+        (va, wa): (Vec3A, Vec3A),
+        (vb, wb): (Vec3A, Vec3A),
+        n: Vec3A,
+        rn_a: Vec3A,
+        rn_b: Vec3A,
+    ) -> f32 {
+        (vb - va).dot(n) + (wb.dot(rn_b) - wa.dot(rn_a))
+    }
+
+    /// Applies `delta` along the normal, through the same `r × n` as `normal_velocity`.
+    #[inline]
+    fn apply_normal(
+        a: &mut SolverBody,
+        b: &mut SolverBody,
+        n: Vec3A,
+        rn_a: Vec3A,
+        rn_b: Vec3A,
+        delta: f32,
+    ) {
+        a.v -= (a.inv_mass * delta) * n;
+        a.w -= delta * (a.inv_inertia * rn_a);
+        b.v += (b.inv_mass * delta) * n;
+        b.w += delta * (b.inv_inertia * rn_b);
+    }
+
     /// Applies last step's impulses (warm starting).
     pub fn warm_start(&self, a: &mut SolverBody, b: &mut SolverBody) {
         for p in &self.points {
@@ -303,7 +332,10 @@ impl ContactConstraint {
             } else {
                 (0.0, 1.0, 0.0)
             };
-            let vn = vel(a, b, p.r_a, p.r_b).dot(n);
+            let (rn_a, rn_b) = (p.r_a.cross(n), p.r_b.cross(n));
+            let va = if fa { fixed_a } else { (a.v, a.w) };
+            let vb = if fb { fixed_b } else { (b.v, b.w) };
+            let vn = Self::normal_velocity(va, vb, n, rn_a, rn_b);
             let lambda =
                 -p.normal_mass * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(0.0);
@@ -316,7 +348,7 @@ impl ContactConstraint {
             let delta = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
-            Self::apply(a, b, p.r_a, p.r_b, delta * n);
+            Self::apply_normal(a, b, n, rn_a, rn_b, delta);
         }
     }
 
@@ -333,15 +365,16 @@ impl ContactConstraint {
             if p.relative_velocity > -threshold || p.max_normal_impulse == 0.0 {
                 continue;
             }
-            let (va, wa) = if fa { self.fixed_a } else { (a.v, a.w) };
-            let (vb, wb) = if fb { self.fixed_b } else { (b.v, b.w) };
-            let vn = ((vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a))).dot(n);
+            let (rn_a, rn_b) = (p.r_a.cross(n), p.r_b.cross(n));
+            let va = if fa { self.fixed_a } else { (a.v, a.w) };
+            let vb = if fb { self.fixed_b } else { (b.v, b.w) };
+            let vn = Self::normal_velocity(va, vb, n, rn_a, rn_b);
             let lambda = -p.normal_mass * (vn + self.restitution * p.relative_velocity);
             let new = (p.normal_impulse + lambda).max(0.0);
             let delta = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
-            Self::apply(a, b, p.r_a, p.r_b, delta * n);
+            Self::apply_normal(a, b, n, rn_a, rn_b, delta);
         }
     }
 }

@@ -39,6 +39,14 @@ pub struct BundlePoint {
     pub r_a: Vec3W,
     /// Anchors relative to B's centre of mass.
     pub r_b: Vec3W,
+    /// `r_a × n`.
+    pub rn_a: Vec3W,
+    /// `r_b × n`.
+    pub rn_b: Vec3W,
+    /// `I_a (r_a × n)`: A's angular velocity change per unit normal impulse.
+    pub k_a: Vec3W,
+    /// `I_b (r_b × n)`.
+    pub k_b: Vec3W,
     /// Separation at the start of the step less the anchors' normal offset.
     pub base_separation: FloatW,
     /// Effective mass along the normal.
@@ -189,6 +197,11 @@ impl ContactBundle {
             };
             bp.r_a.set_lane(i, p.r_a);
             bp.r_b.set_lane(i, p.r_b);
+            let (rn_a, rn_b) = (p.r_a.cross(c.normal), p.r_b.cross(c.normal));
+            bp.rn_a.set_lane(i, rn_a);
+            bp.rn_b.set_lane(i, rn_b);
+            bp.k_a.set_lane(i, a.inv_inertia * rn_a);
+            bp.k_b.set_lane(i, b.inv_inertia * rn_b);
             bp.base_separation.0[i] = p.base_separation;
             bp.normal_mass.0[i] = p.normal_mass;
             bp.tangent_mass[0].0[i] = p.tangent_mass[0];
@@ -321,6 +334,38 @@ impl ContactBundle {
         b.w = Vec3W::select(mask_b, wb, b.w);
     }
 
+    /// Normal velocity of B's anchors relative to A's (see `ContactConstraint`).
+    #[inline(always)]
+    fn normal_velocity(n: Vec3W, a: &Velocities, b: &Velocities, p: &BundlePoint) -> FloatW {
+        (b.v - a.v).dot(n) + (b.w.dot(p.rn_b) - a.w.dot(p.rn_a))
+    }
+
+    /// Applies `delta` along the normal in the lanes of the masks (all lanes unless
+    /// `MASKED`).
+    #[inline(always)]
+    fn apply_normal<const MASKED: bool>(
+        &self,
+        a: &mut Velocities,
+        b: &mut Velocities,
+        p: &BundlePoint,
+        delta: FloatW,
+        (mask_a, mask_b): (MaskW, MaskW),
+    ) {
+        let n = self.normal;
+        let va = a.v - n.scale(self.inv_mass_a * delta);
+        let wa = a.w - p.k_a.scale(delta);
+        let vb = b.v + n.scale(self.inv_mass_b * delta);
+        let wb = b.w + p.k_b.scale(delta);
+        if MASKED {
+            a.v = Vec3W::select(mask_a, va, a.v);
+            a.w = Vec3W::select(mask_a, wa, a.w);
+            b.v = Vec3W::select(mask_b, vb, b.v);
+            b.w = Vec3W::select(mask_b, wb, b.w);
+        } else {
+            (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
+        }
+    }
+
     /// Applies last step's impulses (warm starting).
     pub fn warm_start(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
         if self.masked {
@@ -429,7 +474,7 @@ impl ContactBundle {
                     zero,
                 )
             };
-            let vn = Self::relative_velocity(&a, &b, p.r_a, p.r_b).dot(n);
+            let vn = Self::normal_velocity(n, &a, &b, p);
             let lambda =
                 p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(zero);
@@ -444,7 +489,7 @@ impl ContactBundle {
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
             let p = *p;
-            self.apply::<MASKED>(&mut a, &mut b, &p, n.scale(delta));
+            self.apply_normal::<MASKED>(&mut a, &mut b, &p, delta, (p.mask_a, p.mask_b));
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
@@ -471,7 +516,7 @@ impl ContactBundle {
             if !active.any() {
                 continue;
             }
-            let vn = Self::relative_velocity(&a, &b, p.r_a, p.r_b).dot(n);
+            let vn = Self::normal_velocity(n, &a, &b, &p);
             let lambda = p.normal_mass.neg() * (vn + self.restitution * p.relative_velocity);
             let new = (p.normal_impulse + lambda).max(zero);
             let delta = new - p.normal_impulse;
@@ -479,14 +524,8 @@ impl ContactBundle {
             q.normal_impulse = FloatW::select(active, new, p.normal_impulse);
             q.max_normal_impulse =
                 FloatW::select(active, p.max_normal_impulse.max(new), p.max_normal_impulse);
-            self.apply_masked(
-                &mut a,
-                &mut b,
-                &p,
-                n.scale(delta),
-                p.mask_a.and(active),
-                p.mask_b.and(active),
-            );
+            let masks = (p.mask_a.and(active), p.mask_b.and(active));
+            self.apply_normal::<true>(&mut a, &mut b, &p, delta, masks);
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
