@@ -51,7 +51,9 @@ impl Softness {
     }
 }
 
-/// The solver's view of one body for the duration of a step.
+/// The solver's view of one body's motion for the duration of a step: 64 bytes, one
+/// cache line, all that the passes over constraints gather and scatter. The masses,
+/// constant for the step, live in the constraints (Box2D v3's `b2BodyState`).
 #[derive(Clone, Copy, Debug)]
 pub struct SolverBody {
     /// Linear velocity of the centre of mass.
@@ -62,10 +64,6 @@ pub struct SolverBody {
     pub dp: Vec3A,
     /// Rotation since the start of the step (world frame: `q = dq * q0`).
     pub dq: Quat,
-    /// Inverse mass (0 for kinematic bodies).
-    pub inv_mass: f32,
-    /// Inverse inertia in world axes, frozen for the step.
-    pub inv_inertia: Mat3A,
 }
 
 impl SolverBody {
@@ -75,6 +73,21 @@ impl SolverBody {
         w: Vec3A::ZERO,
         dp: Vec3A::ZERO,
         dq: Quat::IDENTITY,
+    };
+}
+
+/// The inverse mass and inertia of one side of a constraint, frozen for the step.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyMass {
+    /// Inverse mass (0 for static and kinematic sides).
+    pub inv_mass: f32,
+    /// Inverse inertia in world axes.
+    pub inv_inertia: Mat3A,
+}
+
+impl BodyMass {
+    /// The mass of a side the solver does not move.
+    pub const FIXED: BodyMass = BodyMass {
         inv_mass: 0.0,
         inv_inertia: Mat3A::ZERO,
     };
@@ -131,6 +144,10 @@ pub struct ContactConstraint {
     pub restitution: f32,
     /// Soft constraint coefficients.
     pub softness: Softness,
+    /// Mass of A ([`BodyMass::FIXED`] unless A is dynamic).
+    pub mass_a: BodyMass,
+    /// Mass of B.
+    pub mass_b: BodyMass,
     /// The points.
     pub points: ArrayVec<ConstraintPoint, 4>,
 }
@@ -170,27 +187,22 @@ impl ContactConstraint {
         let (va, wa) = self.velocity_a(a);
         let (vb, wb) = self.velocity_b(b);
         let n = self.normal;
+        let (ma, mb) = (&self.mass_a, &self.mass_b);
         for p in &mut self.points {
-            p.normal_mass = effective_mass(
-                a.inv_mass,
-                &a.inv_inertia,
-                p.r_a,
-                b.inv_mass,
-                &b.inv_inertia,
-                p.r_b,
-                n,
-            );
-            for k in 0..2 {
-                p.tangent_mass[k] = effective_mass(
-                    a.inv_mass,
-                    &a.inv_inertia,
-                    p.r_a,
-                    b.inv_mass,
-                    &b.inv_inertia,
-                    p.r_b,
-                    self.tangents[k],
-                );
-            }
+            let (ra, rb) = (p.r_a, p.r_b);
+            let mass = |dir| {
+                effective_mass(
+                    ma.inv_mass,
+                    &ma.inv_inertia,
+                    ra,
+                    mb.inv_mass,
+                    &mb.inv_inertia,
+                    rb,
+                    dir,
+                )
+            };
+            p.normal_mass = mass(n);
+            p.tangent_mass = [mass(self.tangents[0]), mass(self.tangents[1])];
             let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
             p.relative_velocity = dv.dot(n);
             p.max_normal_impulse = 0.0;
@@ -217,11 +229,18 @@ impl ContactConstraint {
     }
 
     #[inline]
-    fn apply(a: &mut SolverBody, b: &mut SolverBody, ra: Vec3A, rb: Vec3A, impulse: Vec3A) {
-        a.v -= a.inv_mass * impulse;
-        a.w -= a.inv_inertia * ra.cross(impulse);
-        b.v += b.inv_mass * impulse;
-        b.w += b.inv_inertia * rb.cross(impulse);
+    fn apply(
+        (ma, mb): (&BodyMass, &BodyMass),
+        a: &mut SolverBody,
+        b: &mut SolverBody,
+        ra: Vec3A,
+        rb: Vec3A,
+        impulse: Vec3A,
+    ) {
+        a.v -= ma.inv_mass * impulse;
+        a.w -= ma.inv_inertia * ra.cross(impulse);
+        b.v += mb.inv_mass * impulse;
+        b.w += mb.inv_inertia * rb.cross(impulse);
     }
 
     /// Normal velocity of B's anchor relative to A's, as `(vb - va)·n + (wb·(r_b × n) -
@@ -240,17 +259,17 @@ impl ContactConstraint {
     /// Applies `delta` along the normal, through the same `r × n` as `normal_velocity`.
     #[inline]
     fn apply_normal(
+        (ma, mb): (&BodyMass, &BodyMass),
         a: &mut SolverBody,
         b: &mut SolverBody,
         n: Vec3A,
-        rn_a: Vec3A,
-        rn_b: Vec3A,
+        (rn_a, rn_b): (Vec3A, Vec3A),
         delta: f32,
     ) {
-        a.v -= (a.inv_mass * delta) * n;
-        a.w -= delta * (a.inv_inertia * rn_a);
-        b.v += (b.inv_mass * delta) * n;
-        b.w += delta * (b.inv_inertia * rn_b);
+        a.v -= (ma.inv_mass * delta) * n;
+        a.w -= delta * (ma.inv_inertia * rn_a);
+        b.v += (mb.inv_mass * delta) * n;
+        b.w += delta * (mb.inv_inertia * rn_b);
     }
 
     /// Applies last step's impulses (warm starting).
@@ -259,7 +278,7 @@ impl ContactConstraint {
             let impulse = p.normal_impulse * self.normal
                 + p.tangent_impulse[0] * self.tangents[0]
                 + p.tangent_impulse[1] * self.tangents[1];
-            Self::apply(a, b, p.r_a, p.r_b, impulse);
+            Self::apply((&self.mass_a, &self.mass_b), a, b, p.r_a, p.r_b, impulse);
         }
     }
 
@@ -310,7 +329,7 @@ impl ContactConstraint {
             p.tangent_impulse = new;
             let impulse =
                 (new[0] - old[0]) * self.tangents[0] + (new[1] - old[1]) * self.tangents[1];
-            Self::apply(a, b, p.r_a, p.r_b, impulse);
+            Self::apply((&self.mass_a, &self.mass_b), a, b, p.r_a, p.r_b, impulse);
         }
 
         // Current separation from the bodies' motion during this step (see
@@ -348,7 +367,7 @@ impl ContactConstraint {
             let delta = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
-            Self::apply_normal(a, b, n, rn_a, rn_b, delta);
+            Self::apply_normal((&self.mass_a, &self.mass_b), a, b, n, (rn_a, rn_b), delta);
         }
     }
 
@@ -374,7 +393,7 @@ impl ContactConstraint {
             let delta = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
-            Self::apply_normal(a, b, n, rn_a, rn_b, delta);
+            Self::apply_normal((&self.mass_a, &self.mass_b), a, b, n, (rn_a, rn_b), delta);
         }
     }
 }

@@ -147,16 +147,8 @@ impl ContactBundle {
     }
 
     /// Adds a prepared constraint as the next lane; `slot_a` and `slot_b` are the plan
-    /// positions of its dynamic bodies and `a`, `b` the bodies it was prepared with.
-    /// Panics if the bundle is full.
-    pub fn push(
-        &mut self,
-        c: &ContactConstraint,
-        slot_a: Option<u32>,
-        slot_b: Option<u32>,
-        a: &SolverBody,
-        b: &SolverBody,
-    ) {
+    /// positions of its dynamic bodies. Panics if the bundle is full.
+    pub fn push(&mut self, c: &ContactConstraint, slot_a: Option<u32>, slot_b: Option<u32>) {
         assert!(self.count < LANES, "a bundle holds {LANES} constraints");
         let i = self.count;
         self.count += 1;
@@ -183,6 +175,7 @@ impl ContactBundle {
         self.tangents[1].set_lane(i, c.tangents[1]);
         self.friction.0[i] = c.friction;
         self.restitution.0[i] = c.restitution;
+        let (a, b) = (&c.mass_a, &c.mass_b);
         self.inv_mass_a.0[i] = a.inv_mass;
         self.inv_inertia_a.set_lane(i, &a.inv_inertia);
         self.inv_mass_b.0[i] = b.inv_mass;
@@ -539,7 +532,7 @@ mod tests {
 
     use super::*;
     use crate::math::Mat3A;
-    use crate::solver::contact::{ConstraintPoint, tangent_basis};
+    use crate::solver::contact::{BodyMass, ConstraintPoint, tangent_basis};
 
     struct Rng(u64);
 
@@ -556,22 +549,30 @@ mod tests {
         }
     }
 
-    fn body(rng: &mut Rng, speed: f32, inv_mass: f32) -> SolverBody {
+    fn body(rng: &mut Rng, speed: f32, inv_mass: f32) -> (SolverBody, BodyMass) {
         let m = Mat3A::from_cols(rng.v(0.5), rng.v(0.5), rng.v(0.5));
-        SolverBody {
+        let body = SolverBody {
             v: rng.v(speed),
             w: rng.v(speed),
             dp: rng.v(0.01),
             dq: Quat::from_scaled_axis(rng.v(0.02).into()),
+        };
+        let mass = BodyMass {
             inv_mass: rng.f(0.1, 2.0) * inv_mass,
             inv_inertia: (m * m.transpose() + Mat3A::from_diagonal(glam::Vec3::splat(0.2)))
                 * inv_mass,
-        }
+        };
+        (body, mass)
     }
 
     /// Scalar constraint `k` of a lane set: dynamic sides, point counts and materials vary
     /// with `k` so that lanes disagree (masks, sliding and sticking friction, bounces).
-    fn constraint(rng: &mut Rng, k: usize, a: Option<u32>, b: Option<u32>) -> ContactConstraint {
+    fn constraint(
+        rng: &mut Rng,
+        k: usize,
+        (a, b): (Option<u32>, Option<u32>),
+        masses: &[BodyMass],
+    ) -> ContactConstraint {
         let n = rng.v(1.0).normalize();
         let mut points = ArrayVec::new();
         for _ in 0..1 + (k * 3 + 1) % 4 {
@@ -599,6 +600,8 @@ mod tests {
             friction: [0.6, 0.05, 1.0, 0.3][k % 4],
             restitution: [0.0, 0.5, 0.9, 0.0][k % 4],
             softness: Softness::new(90.0, 10.0, 1.0 / 600.0),
+            mass_a: a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+            mass_b: b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             points,
         }
     }
@@ -610,12 +613,12 @@ mod tests {
         for lanes in 1..=LANES {
             let mut rng = Rng(0x5eed + lanes as u64);
             // Lane 3's bodies are heavy and barely move: its friction clamps without sliding.
-            let mut bodies: Vec<SolverBody> = (0..2 * LANES)
+            let (mut bodies, masses): (Vec<SolverBody>, Vec<BodyMass>) = (0..2 * LANES)
                 .map(|i| match i {
                     6.. => body(&mut rng, 0.001, 0.001),
                     _ => body(&mut rng, 2.0, 1.0),
                 })
-                .collect();
+                .unzip();
             // Lane 1 has a static A, lane 2 a kinematic A, lane 3 a static B.
             let sides = |k: usize| {
                 let a = (k != 1 && k != 2).then_some(2 * k as u32);
@@ -623,10 +626,7 @@ mod tests {
                 (a, b)
             };
             let mut scalar: Vec<ContactConstraint> = (0..lanes)
-                .map(|k| {
-                    let (a, b) = sides(k);
-                    constraint(&mut rng, k, a, b)
-                })
+                .map(|k| constraint(&mut rng, k, sides(k), &masses))
                 .collect();
             let mut bundle = ContactBundle::new();
             let mut indices = Vec::new();
@@ -641,7 +641,7 @@ mod tests {
                     })
                 };
                 let (sa, sb) = (slot(c.body_a), slot(c.body_b));
-                bundle.push(c, sa, sb, &a, &b);
+                bundle.push(c, sa, sb);
             }
             let mut expected = bodies.clone();
             let mut plan = DisjointPlan::new();

@@ -54,7 +54,7 @@ use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::contact::{ContactFlags, ContactManager};
 use crate::math::{Mat3A, Quat, Vec3A};
 
-use contact::{ConstraintPoint, ContactConstraint, Softness, SolverBody, tangent_basis};
+use contact::{BodyMass, ConstraintPoint, ContactConstraint, Softness, SolverBody, tangent_basis};
 use contact_bundle::{ContactBundle, SolveParams};
 use wide::LANES;
 
@@ -121,6 +121,8 @@ struct ColorWork {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SolverScratch {
     bodies: Vec<SolverBody>,
+    /// Masses of `bodies`, read when constraints are prepared.
+    masses: Vec<BodyMass>,
     params: Vec<BodyParams>,
     graph: ConstraintGraph,
     entries: Vec<GraphEntry>,
@@ -230,6 +232,7 @@ pub(crate) fn finish(bodies: &mut Bodies, contacts: &mut ContactManager, s: &Sol
 fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
     let awake = bodies.awake();
     s.bodies.clear();
+    s.masses.clear();
     s.params.clear();
     for sim in awake {
         let cold = &bodies.bodies[sim.body as usize];
@@ -244,6 +247,8 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
             w: sim.angular_velocity,
             dp: Vec3A::ZERO,
             dq: Quat::IDENTITY,
+        });
+        s.masses.push(BodyMass {
             inv_mass: sim.inv_mass,
             inv_inertia,
         });
@@ -309,7 +314,7 @@ fn build_constraints(
     }
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
 
-    let make = |e: &GraphEntry, s_bodies: &[SolverBody]| -> ContactConstraint {
+    let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
         let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
         let n = c.manifold.normal;
@@ -338,6 +343,8 @@ fn build_constraints(
             friction: c.friction,
             restitution: c.restitution,
             softness: soft,
+            mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+            mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             points,
         };
         let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
@@ -362,7 +369,7 @@ fn build_constraints(
             .max(color.entries.len().div_ceil(MAX_BLOCKS))
             .next_multiple_of(LANES);
         for (k, e) in color.entries.iter().enumerate() {
-            let c = make(e, &s.bodies);
+            let c = make(e, &s.bodies, &s.masses);
             let slot_a = e.body_a.map(|_| {
                 pos += 1;
                 pos - 1
@@ -371,13 +378,11 @@ fn build_constraints(
                 pos += 1;
                 pos - 1
             });
-            let a = e.body_a.map_or(SolverBody::FIXED, |i| s.bodies[i as usize]);
-            let b = e.body_b.map_or(SolverBody::FIXED, |i| s.bodies[i as usize]);
             if k.is_multiple_of(LANES) {
                 work.bundles.push(ContactBundle::new());
             }
             let bundle = work.bundles.last_mut().expect("pushed above");
-            bundle.push(&c, slot_a, slot_b, &a, &b);
+            bundle.push(&c, slot_a, slot_b);
             if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
                 work.bounds.push(pos as usize);
                 work.blocks.push(work.bundles.len());
@@ -395,7 +400,7 @@ fn build_constraints(
     }
     s.overflow.clear();
     for e in &s.graph.overflow {
-        s.overflow.push(make(e, &s.bodies));
+        s.overflow.push(make(e, &s.bodies, &s.masses));
     }
 }
 
