@@ -17,10 +17,10 @@
 //! inverse mass, its fixed velocity), as in Box2D; its lane of the result is dropped.
 //!
 //! The invariant: every lane computes, operation for operation, what the scalar
-//! [`ContactConstraint`](super::contact::ContactConstraint) computes for the same
-//! constraint (see `wide.rs`), and masked lanes leave bodies and impulses bit-exact. So
-//! the bundled solver gives the same bits as the scalar one, and bundles, built from
-//! constraint order alone, keep results independent of the thread count.
+//! [`ContactConstraint`] computes for the same constraint (see `wide.rs`), and masked
+//! lanes leave bodies and impulses bit-exact. So the bundled solver gives the same bits
+//! as the scalar one (the unit test below checks it pass by pass), and bundles, built
+//! from constraint order alone, keep results independent of the thread count.
 
 use joule_jobs::DisjointChunk;
 
