@@ -146,6 +146,24 @@ impl ContactBundle {
         Self::default()
     }
 
+    /// Empties the bundle for reuse. Only what decides whether a lane or point takes part
+    /// is reset (slots, point masks, restitution); the rest of an unused lane keeps last
+    /// step's finite values, which no used lane ever reads (every operation is lane-wise)
+    /// and which are never scattered. Cheaper than writing a fresh bundle of some 5 KB.
+    pub fn clear(&mut self) {
+        self.count = 0;
+        self.points_used = 0;
+        self.masked = false;
+        self.point_count = [0; LANES];
+        self.side_a = [LaneSide::default(); LANES];
+        self.side_b = [LaneSide::default(); LANES];
+        self.restitution = FloatW::ZERO;
+        for p in &mut self.points {
+            p.mask_a = MaskW::default();
+            p.mask_b = MaskW::default();
+        }
+    }
+
     /// Adds a prepared constraint as the next lane; `slot_a` and `slot_b` are the plan
     /// positions of its dynamic bodies. Panics if the bundle is full.
     pub fn push(&mut self, c: &ContactConstraint, slot_a: Option<u32>, slot_b: Option<u32>) {

@@ -359,7 +359,9 @@ fn build_constraints(
     }
     let awake = s.bodies.len();
     for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
-        work.bundles.clear();
+        // Bundles are reused in place (see `ContactBundle::clear`).
+        work.bundles
+            .resize_with(color.entries.len().div_ceil(LANES), ContactBundle::new);
         work.bounds.clear();
         work.blocks.clear();
         work.bounds.push(0);
@@ -378,14 +380,14 @@ fn build_constraints(
                 pos += 1;
                 pos - 1
             });
+            let bundle = &mut work.bundles[k / LANES];
             if k.is_multiple_of(LANES) {
-                work.bundles.push(ContactBundle::new());
+                bundle.clear();
             }
-            let bundle = work.bundles.last_mut().expect("pushed above");
             bundle.push(&c, slot_a, slot_b);
             if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
                 work.bounds.push(pos as usize);
-                work.blocks.push(work.bundles.len());
+                work.blocks.push((k + 1).div_ceil(LANES));
             }
         }
         let indices = color
