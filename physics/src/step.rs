@@ -175,6 +175,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let contacts = cx.read::<ContactManager>();
                 let mut scratch = cx.write::<SolverScratch>();
                 solver::prepare(
+                    cx.jobs(),
                     &bodies,
                     &contacts,
                     Vec3A::from(desc.gravity),

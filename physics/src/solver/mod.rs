@@ -115,6 +115,9 @@ struct ColorWork {
     bounds: Vec<usize>,
     /// Bundle index at block boundaries.
     blocks: Vec<usize>,
+    /// Per constraint of the colour, its bodies' positions in `plan` (none for a fixed
+    /// side).
+    slots: Vec<(Option<u32>, Option<u32>)>,
 }
 
 /// Buffers kept between steps so the solver does not allocate once warm.
@@ -154,6 +157,7 @@ struct StepConstants {
 /// Stage "constraint graph": loads the awake bodies into solver bodies, colours the
 /// touching contacts and prepares their constraints (anchors, effective masses).
 pub(crate) fn prepare(
+    jobs: &JobSystem,
     bodies: &Bodies,
     contacts: &ContactManager,
     gravity: Vec3A,
@@ -178,7 +182,7 @@ pub(crate) fn prepare(
         softness: soft,
     };
     load_bodies(bodies, gravity, h, s);
-    build_constraints(bodies, contacts, soft, s);
+    build_constraints(jobs, bodies, contacts, soft, s);
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
@@ -290,6 +294,7 @@ fn fixed_velocity(bodies: &Bodies, index: u32) -> (Vec3A, Vec3A) {
 }
 
 fn build_constraints(
+    jobs: &JobSystem,
     bodies: &Bodies,
     contacts: &ContactManager,
     soft: Softness,
@@ -358,12 +363,12 @@ fn build_constraints(
         s.colors.resize_with(active, ColorWork::default);
     }
     let awake = s.bodies.len();
+    let (s_bodies, masses) = (&s.bodies, &s.masses);
     for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
-        // Bundles are reused in place (see `ContactBundle::clear`).
-        work.bundles
-            .resize_with(color.entries.len().div_ceil(LANES), ContactBundle::new);
+        // Serial and cheap: block boundaries and each constraint's plan positions.
         work.bounds.clear();
         work.blocks.clear();
+        work.slots.clear();
         work.bounds.push(0);
         work.blocks.push(0);
         let mut pos = 0u32;
@@ -371,7 +376,6 @@ fn build_constraints(
             .max(color.entries.len().div_ceil(MAX_BLOCKS))
             .next_multiple_of(LANES);
         for (k, e) in color.entries.iter().enumerate() {
-            let c = make(e, &s.bodies, &s.masses);
             let slot_a = e.body_a.map(|_| {
                 pos += 1;
                 pos - 1
@@ -380,16 +384,28 @@ fn build_constraints(
                 pos += 1;
                 pos - 1
             });
-            let bundle = &mut work.bundles[k / LANES];
-            if k.is_multiple_of(LANES) {
-                bundle.clear();
-            }
-            bundle.push(&c, slot_a, slot_b);
+            work.slots.push((slot_a, slot_b));
             if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
                 work.bounds.push(pos as usize);
                 work.blocks.push((k + 1).div_ceil(LANES));
             }
         }
+        // In parallel: each bundle is prepared from its own constraints only (anchors,
+        // effective masses, packing), so the bits do not depend on who fills it.
+        // Bundles are reused in place (see `ContactBundle::clear`).
+        work.bundles
+            .resize_with(color.entries.len().div_ceil(LANES), ContactBundle::new);
+        let (entries, slots) = (&color.entries, &work.slots);
+        jobs.parallel_for_slice(&mut work.bundles, 4, |first, bundles| {
+            for (j, bundle) in bundles.iter_mut().enumerate() {
+                let k0 = (first + j) * LANES;
+                bundle.clear();
+                for k in k0..(k0 + LANES).min(entries.len()) {
+                    let c = make(&entries[k], s_bodies, masses);
+                    bundle.push(&c, slots[k].0, slots[k].1);
+                }
+            }
+        });
         let indices = color
             .entries
             .iter()
