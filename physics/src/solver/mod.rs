@@ -104,6 +104,13 @@ struct BodyParams {
     max_linear_speed: f32,
     max_angular_speed: f32,
     dynamic: bool,
+    /// A dynamic body in no constraint this step: all its substeps are integrated at once
+    /// (see `free_flight`) and the per-substep passes skip it.
+    free: bool,
+    /// Substep length and count (copies of the step constants, so a job needs no more
+    /// than its two chunks).
+    h: f32,
+    substeps: u32,
 }
 
 /// One colour's constraints, [`LANES`] to a bundle, and the plan of bodies they write.
@@ -148,7 +155,6 @@ const BODY_BLOCK: usize = 256;
 struct StepConstants {
     substeps: u32,
     inv_h: f32,
-    h: f32,
     max_push: f32,
     restitution_threshold: f32,
     softness: Softness,
@@ -176,7 +182,6 @@ pub(crate) fn prepare(
     s.constants = StepConstants {
         substeps,
         inv_h: 1.0 / h,
-        h,
         max_push: settings.max_push_out_speed,
         restitution_threshold: settings.restitution_threshold,
         softness: soft,
@@ -195,6 +200,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
         max_push: k.max_push,
         softness: k.softness,
     };
+    integrate_free(jobs, s);
     for _ in 0..k.substeps {
         integrate_velocities(jobs, s);
         for_each_constraint(
@@ -209,7 +215,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             |b, chunk| b.solve(chunk, &params, true),
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true),
         );
-        integrate_positions(jobs, s, k.h);
+        integrate_positions(jobs, s);
         for_each_constraint(
             jobs,
             s,
@@ -273,6 +279,10 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
             max_linear_speed: cold.max_linear_speed,
             max_angular_speed: cold.max_angular_speed,
             dynamic,
+            // Cleared below for bodies that some constraint touches.
+            free: dynamic,
+            h,
+            substeps: s.constants.substeps,
         });
     }
 }
@@ -318,6 +328,11 @@ fn build_constraints(
         });
     }
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
+    for e in &s.entries {
+        for i in [e.body_a, e.body_b].into_iter().flatten() {
+            s.params[i as usize].free = false;
+        }
+    }
 
     let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
@@ -487,44 +502,121 @@ fn integrate_velocities(jobs: &JobSystem, s: &mut SolverScratch) {
         {
             scope.spawn_labeled("integrate velocities", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
-                    if !p.dynamic {
-                        continue;
+                    if p.dynamic && !p.free {
+                        velocity_substep(b, p);
                     }
-                    // Kahan: `carry` holds what the last `v + dv` rounded away.
-                    let dv = p.dv - p.carry;
-                    let sum = b.v + dv;
-                    p.carry = (sum - b.v) - dv;
-                    let mut v = sum * p.linear_damping;
-                    let mut w = (b.w + p.dw) * p.angular_damping;
-                    let vl = v.length_squared();
-                    if vl > p.max_linear_speed * p.max_linear_speed {
-                        v *= p.max_linear_speed / vl.sqrt();
-                    }
-                    let wl = w.length_squared();
-                    if wl > p.max_angular_speed * p.max_angular_speed {
-                        w *= p.max_angular_speed / wl.sqrt();
-                    }
-                    b.v = v;
-                    b.w = w;
                 }
             });
         }
     });
 }
 
-fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch, h: f32) {
+/// One substep of velocity integration: gravity and forces (Kahan-summed), damping,
+/// speed limits.
+#[inline]
+fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
+    // Kahan: `carry` holds what the last `v + dv` rounded away.
+    let dv = p.dv - p.carry;
+    let sum = b.v + dv;
+    p.carry = (sum - b.v) - dv;
+    let mut v = sum * p.linear_damping;
+    let mut w = (b.w + p.dw) * p.angular_damping;
+    let vl = v.length_squared();
+    if vl > p.max_linear_speed * p.max_linear_speed {
+        v *= p.max_linear_speed / vl.sqrt();
+    }
+    let wl = w.length_squared();
+    if wl > p.max_angular_speed * p.max_angular_speed {
+        w *= p.max_angular_speed / wl.sqrt();
+    }
+    b.v = v;
+    b.w = w;
+}
+
+/// One substep of position integration.
+#[inline]
+fn position_substep(b: &mut SolverBody, h: f32) {
+    b.dp += h * b.v;
+    let w = Quat::from_xyzw(b.w.x, b.w.y, b.w.z, 0.0);
+    let dq = b.dq + (w * b.dq) * (0.5 * h);
+    b.dq = dq.normalize();
+}
+
+fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch) {
     jobs.scope(|scope| {
-        for bodies in s.bodies.chunks_mut(BODY_BLOCK) {
+        for (bodies, params) in s
+            .bodies
+            .chunks_mut(BODY_BLOCK)
+            .zip(s.params.chunks(BODY_BLOCK))
+        {
             scope.spawn_labeled("integrate positions", move |_| {
-                for b in bodies {
-                    b.dp += h * b.v;
-                    let w = Quat::from_xyzw(b.w.x, b.w.y, b.w.z, 0.0);
-                    let dq = b.dq + (w * b.dq) * (0.5 * h);
-                    b.dq = dq.normalize();
+                for (b, p) in bodies.iter_mut().zip(params) {
+                    if !p.free {
+                        position_substep(b, p.h);
+                    }
                 }
             });
         }
     });
+}
+
+/// Integrates every free body (dynamic, in no constraint) over all the step's substeps
+/// at once, before the substep loop: nothing else acts on it during the step, so its
+/// substeps need not wait for the constraints' passes.
+fn integrate_free(jobs: &JobSystem, s: &mut SolverScratch) {
+    jobs.scope(|scope| {
+        for (bodies, params) in s
+            .bodies
+            .chunks_mut(BODY_BLOCK)
+            .zip(s.params.chunks_mut(BODY_BLOCK))
+        {
+            scope.spawn_labeled("integrate free bodies", move |_| {
+                for (b, p) in bodies.iter_mut().zip(params) {
+                    if p.free {
+                        free_flight(b, p);
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// All substeps of a body no constraint touches. In the common case (no damping, no
+/// torque, within the speed limits) this is the substep loop's closed form: with
+/// `v_k = v_0 + k dv`, the body moves `h (n v_0 + dv n (n + 1) / 2)`, and a constant
+/// angular velocity turns it by `n` times the substep's rotation, whose half angle is
+/// `atan(h |w| / 2)` (the normalised `1 + h w / 2`). Otherwise it runs the loop itself.
+fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
+    let n = p.substeps as f32;
+    let total = p.dv * n - p.carry;
+    let v_end = b.v + total;
+    let max_v2 = p.max_linear_speed * p.max_linear_speed;
+    let closed = p.linear_damping == 1.0
+        && p.angular_damping == 1.0
+        && p.dw == Vec3A::ZERO
+        // |v_k| is convex in k, so the ends bound every substep.
+        && b.v.length_squared() <= max_v2
+        && v_end.length_squared() <= max_v2
+        && b.w.length_squared() <= p.max_angular_speed * p.max_angular_speed;
+    if !closed {
+        for _ in 0..p.substeps {
+            velocity_substep(b, p);
+            position_substep(b, p.h);
+        }
+        return;
+    }
+    let h = p.h;
+    b.dp += h * (n * b.v + (0.5 * n * (n + 1.0)) * p.dv);
+    p.carry = (v_end - b.v) - total;
+    b.v = v_end;
+    let speed = b.w.length();
+    if speed > 0.0 {
+        let half = n * (0.5 * h * speed).atan();
+        let (sin, cos) = half.sin_cos();
+        let axis = b.w / speed;
+        let turn = Quat::from_xyzw(axis.x * sin, axis.y * sin, axis.z * sin, cos);
+        b.dq = (turn * b.dq).normalize();
+    }
 }
 
 fn store_impulses(contacts: &mut ContactManager, s: &SolverScratch) {
@@ -560,5 +652,91 @@ fn store_bodies(bodies: &mut Bodies, s: &SolverScratch) {
         sim.center += b.dp;
         sim.transform.rotation = (b.dq * sim.transform.rotation).normalize();
         sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(dv: Vec3A, linear_damping: f32, dw: Vec3A) -> BodyParams {
+        BodyParams {
+            dv,
+            carry: Vec3A::ZERO,
+            dw,
+            linear_damping,
+            angular_damping: 1.0,
+            max_linear_speed: 500.0,
+            max_angular_speed: 50.0,
+            dynamic: true,
+            free: true,
+            h: 1.0 / 600.0,
+            substeps: 10,
+        }
+    }
+
+    fn body(v: Vec3A, w: Vec3A) -> SolverBody {
+        SolverBody {
+            v,
+            w,
+            dp: Vec3A::ZERO,
+            dq: Quat::IDENTITY,
+        }
+    }
+
+    /// The substep loop `free_flight` stands for.
+    fn looped(mut b: SolverBody, mut p: BodyParams) -> (SolverBody, BodyParams) {
+        for _ in 0..p.substeps {
+            velocity_substep(&mut b, &mut p);
+            position_substep(&mut b, p.h);
+        }
+        (b, p)
+    }
+
+    #[test]
+    fn free_flight_is_the_substep_loop_in_closed_form() {
+        // Gravity plus a spin: the closed form must land where the loop does (to f32
+        // rounding), velocity, displacement and rotation alike.
+        let g = Vec3A::new(0.0, -9.81 / 600.0, 0.0);
+        for (v, w) in [
+            (Vec3A::ZERO, Vec3A::ZERO),
+            (Vec3A::new(3.0, 1.0, -2.0), Vec3A::new(0.0, 0.0, 0.0)),
+            (Vec3A::new(-20.0, 5.0, 0.5), Vec3A::new(1.0, -0.5, 0.8)),
+            (Vec3A::new(0.04, -0.02, 0.01), Vec3A::new(0.0, 30.0, 0.0)),
+        ] {
+            let (mut b, mut p) = (body(v, w), params(g, 1.0, Vec3A::ZERO));
+            let (lb, _) = looped(b, p);
+            free_flight(&mut b, &mut p);
+            assert!((b.v - lb.v).length() < 1e-5, "v {:?} vs {:?}", b.v, lb.v);
+            assert!(
+                (b.dp - lb.dp).length() < 1e-6,
+                "dp {:?} vs {:?}",
+                b.dp,
+                lb.dp
+            );
+            assert!(
+                b.dq.dot(lb.dq).abs() > 1.0 - 1e-6,
+                "dq {:?} vs {:?}",
+                b.dq,
+                lb.dq
+            );
+        }
+    }
+
+    #[test]
+    fn free_flight_runs_the_loop_when_there_is_damping_or_torque() {
+        // No closed form is used then: the result is the loop's, bit for bit.
+        let g = Vec3A::new(0.0, -9.81 / 600.0, 0.0);
+        for p in [
+            params(g, 1.0 / (1.0 + 0.5 / 600.0), Vec3A::ZERO),
+            params(g, 1.0, Vec3A::new(0.0, 0.01, 0.0)),
+        ] {
+            let mut b = body(Vec3A::new(1.0, 2.0, 3.0), Vec3A::new(0.3, 0.0, 0.1));
+            let mut q = p;
+            let (lb, lp) = looped(b, p);
+            free_flight(&mut b, &mut q);
+            assert_eq!((b.v, b.w, b.dp, b.dq), (lb.v, lb.w, lb.dp, lb.dq));
+            assert_eq!(q.carry, lp.carry);
+        }
     }
 }
