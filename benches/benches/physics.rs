@@ -6,7 +6,7 @@
 //! in total (joule: N-1 workers plus the stepping thread; rapier: serial for t1, its
 //! `parallel` feature is not enabled here, so its t2 figure is its serial one).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use joule_benches::rapier_scenes;
@@ -28,6 +28,28 @@ fn joule_world(kind: SceneKind, threads: usize) -> World {
     w
 }
 
+/// Times `iters` steps of the world in `state` (the world and the steps it has run since
+/// its warm-up), replacing it with a fresh warmed-up one, untimed, after `window` steps.
+fn timed_window<W>(
+    iters: u64,
+    window: usize,
+    state: &mut (W, usize),
+    fresh: impl Fn() -> W,
+    mut step: impl FnMut(&mut W),
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        if state.1 >= window {
+            *state = (fresh(), 0);
+        }
+        let t = Instant::now();
+        step(&mut state.0);
+        total += t.elapsed();
+        state.1 += 1;
+    }
+    total
+}
+
 fn scenes_bench(c: &mut Criterion) {
     for kind in SceneKind::ALL {
         for threads in [1usize, 2] {
@@ -35,10 +57,35 @@ fn scenes_bench(c: &mut Criterion) {
             g.sample_size(10)
                 .measurement_time(Duration::from_secs(3))
                 .warm_up_time(Duration::from_millis(500));
-            let mut w = joule_world(kind, threads);
-            g.bench_function("joule", |b| b.iter(|| w.step(scenes::DT)));
-            let mut r = rapier_scenes::build(kind);
-            g.bench_function("rapier", |b| b.iter(|| r.step()));
+            // SCENES.md times steps warm-up + 1 ..= warm-up + timed of a fresh scene (free10k's
+            // spheres start meeting after about 1,500 steps; piles change over a run), so
+            // both engines rebuild the scene, untimed, once they have run that window.
+            let (warmup, timed) = kind.run_lengths();
+            let mut w = (joule_world(kind, threads), 0);
+            g.bench_function("joule", |b| {
+                b.iter_custom(|iters| {
+                    timed_window(
+                        iters,
+                        timed,
+                        &mut w,
+                        || joule_world(kind, threads),
+                        |w| {
+                            w.step(scenes::DT);
+                        },
+                    )
+                });
+            });
+            let rapier = || {
+                let mut r = rapier_scenes::build(kind);
+                for _ in 0..warmup {
+                    r.step();
+                }
+                r
+            };
+            let mut r = (rapier(), 0);
+            g.bench_function("rapier", |b| {
+                b.iter_custom(|iters| timed_window(iters, timed, &mut r, rapier, |r| r.step()));
+            });
             g.finish();
         }
     }
