@@ -131,6 +131,8 @@ struct ColorWork {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SolverScratch {
     bodies: Vec<SolverBody>,
+    /// Per block of `BODY_BLOCK` bodies: whether the substep passes have work in it.
+    busy_blocks: Vec<bool>,
     /// Masses of `bodies`, read when constraints are prepared.
     masses: Vec<BodyMass>,
     params: Vec<BodyParams>,
@@ -333,6 +335,14 @@ fn build_constraints(
             s.params[i as usize].free = false;
         }
     }
+    // Blocks of bodies the substep passes must visit: those with a body that is not free
+    // (constrained, or kinematic). A scene of free bodies runs no substep pass at all.
+    s.busy_blocks.clear();
+    s.busy_blocks.extend(
+        s.params
+            .chunks(BODY_BLOCK)
+            .map(|block| block.iter().any(|p| !p.free)),
+    );
 
     let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
@@ -495,10 +505,12 @@ fn for_each_constraint(
 
 fn integrate_velocities(jobs: &JobSystem, s: &mut SolverScratch) {
     jobs.scope(|scope| {
-        for (bodies, params) in s
+        for ((bodies, params), _) in s
             .bodies
             .chunks_mut(BODY_BLOCK)
             .zip(s.params.chunks_mut(BODY_BLOCK))
+            .zip(&s.busy_blocks)
+            .filter(|(_, busy)| **busy)
         {
             scope.spawn_labeled("integrate velocities", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
@@ -544,10 +556,12 @@ fn position_substep(b: &mut SolverBody, h: f32) {
 
 fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch) {
     jobs.scope(|scope| {
-        for (bodies, params) in s
+        for ((bodies, params), _) in s
             .bodies
             .chunks_mut(BODY_BLOCK)
             .zip(s.params.chunks(BODY_BLOCK))
+            .zip(&s.busy_blocks)
+            .filter(|(_, busy)| **busy)
         {
             scope.spawn_labeled("integrate positions", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
