@@ -247,7 +247,7 @@ pub(crate) fn cast_body(
             || !body.filter.collides(&ob.filter)
             || exclusions.contains(id_a, bodies.id_of(other))
         {
-            return true;
+            return;
         }
         let pose_b = start_pose(bodies, other);
         let delta_b = if ob.set == AWAKE_SET {
@@ -261,7 +261,7 @@ pub(crate) fn cast_body(
         let start_a = body.shape.world_aabb(&pose_a);
         let rel_swept = start_a.union(&Aabb::new(start_a.min + rel, start_a.max + rel));
         if !rel_swept.overlaps(&ob.shape.world_aabb(&pose_b)) {
-            return true;
+            return;
         }
         let max_fraction = best.map_or(1.0, |h| h.fraction);
         if let Some((fraction, normal, point)) = linear_cast(
@@ -289,12 +289,14 @@ pub(crate) fn cast_body(
                 });
             }
         }
-        true
     };
     // Slow, static and sleeping bodies from the tree; fast ones from the sweep and prune
     // (the hit kept does not depend on the order: earliest fraction, then lowest slot).
     broad_phase.query_aabb(&query, |_, other| {
-        other == index || state.marks[other as usize] == FAST || consider(other)
+        if other != index && state.marks[other as usize] != FAST {
+            consider(other);
+        }
+        true
     });
     let (from, to) = (
         state.partner_start[position] as usize,
@@ -387,21 +389,12 @@ pub(crate) fn resolve(
     response: &CcdResponse<'_>,
     sleep_events: &mut Vec<SleepEvent>,
 ) {
-    let CcdState {
-        candidates,
-        hits,
-        marks,
-        ..
-    } = state;
+    let CcdState { hits, marks, .. } = state;
     if hits.is_empty() {
         return;
     }
     hits.sort_by(|x, y| x.fraction.total_cmp(&y.fraction).then(x.body.cmp(&y.body)));
-    marks.clear();
-    marks.resize(bodies.bodies.len(), 0);
-    for &c in candidates.iter() {
-        marks[c as usize] = FAST;
-    }
+    // `marks` holds FAST for every candidate since `collect_candidates`.
     for hit in hits.iter() {
         if marks[hit.body as usize] == MOVED {
             continue;

@@ -118,8 +118,15 @@ impl MaterialMixing {
         self.restitution_rule = restitution;
     }
 
-    fn key(a: MaterialId, b: MaterialId) -> (u16, u16) {
+    /// The table key of a pair: (smaller id, larger id), so either order finds it.
+    pub(crate) fn key(a: MaterialId, b: MaterialId) -> (u16, u16) {
         (a.0.min(b.0), a.0.max(b.0))
+    }
+
+    /// Where the pair's entry is (`Ok`) or would be inserted (`Err`).
+    fn find(&self, a: MaterialId, b: MaterialId) -> Result<usize, usize> {
+        let key = Self::key(a, b);
+        self.pairs.binary_search_by_key(&key, |e| e.0)
     }
 
     /// Sets the values used whenever a body of material `a` touches one of material `b`
@@ -133,18 +140,16 @@ impl MaterialMixing {
         if !material.is_valid() {
             return Err(PhysicsError::InvalidMaterial);
         }
-        let key = Self::key(a, b);
-        match self.pairs.binary_search_by_key(&key, |e| e.0) {
+        match self.find(a, b) {
             Ok(i) => self.pairs[i].1 = material,
-            Err(i) => self.pairs.insert(i, (key, material)),
+            Err(i) => self.pairs.insert(i, (Self::key(a, b), material)),
         }
         Ok(())
     }
 
     /// Removes the pair entry; returns whether there was one.
     pub fn remove_pair(&mut self, a: MaterialId, b: MaterialId) -> bool {
-        let key = Self::key(a, b);
-        match self.pairs.binary_search_by_key(&key, |e| e.0) {
+        match self.find(a, b) {
             Ok(i) => {
                 self.pairs.remove(i);
                 true
@@ -156,11 +161,7 @@ impl MaterialMixing {
     /// The pair entry, if any.
     #[must_use]
     pub fn pair(&self, a: MaterialId, b: MaterialId) -> Option<SurfaceMaterial> {
-        let key = Self::key(a, b);
-        self.pairs
-            .binary_search_by_key(&key, |e| e.0)
-            .ok()
-            .map(|i| self.pairs[i].1)
+        self.find(a, b).ok().map(|i| self.pairs[i].1)
     }
 
     /// Every pair entry, sorted by (smaller id, larger id).

@@ -472,10 +472,7 @@ impl World {
         material: SurfaceMaterial,
     ) -> Result<(), PhysicsError> {
         self.mixing.set_pair(a, b, material)?;
-        self.remix_contacts(|_, ba, bb| {
-            ba.material.0.min(bb.material.0) == a.0.min(b.0)
-                && ba.material.0.max(bb.material.0) == a.0.max(b.0)
-        });
+        self.remix_pair(a, b);
         Ok(())
     }
 
@@ -484,10 +481,7 @@ impl World {
     pub fn remove_material_pair(&mut self, a: MaterialId, b: MaterialId) -> bool {
         let removed = self.mixing.remove_pair(a, b);
         if removed {
-            self.remix_contacts(|_, ba, bb| {
-                ba.material.0.min(bb.material.0) == a.0.min(b.0)
-                    && ba.material.0.max(bb.material.0) == a.0.max(b.0)
-            });
+            self.remix_pair(a, b);
         }
         removed
     }
@@ -496,7 +490,7 @@ impl World {
     /// table has no entry. Applies to existing contacts from the next step.
     pub fn set_mixing_rules(&mut self, friction: MixRule, restitution: MixRule) {
         self.mixing.set_rules(friction, restitution);
-        self.remix_contacts(|_, _, _| true);
+        self.remix_where(|_, _| true);
     }
 
     /// Sets a body's own friction and restitution (and with them its contacts' mixed
@@ -512,16 +506,14 @@ impl World {
         let body = self.bodies.get_mut(id)?;
         body.friction = surface.friction;
         body.restitution = surface.restitution;
-        let slot = id.index();
-        self.remix_contacts(|(sa, sb), _, _| sa == slot || sb == slot);
+        self.remix_body(id.index());
         Ok(())
     }
 
     /// Sets a body's material id (the key of the pair table).
     pub fn set_material(&mut self, id: BodyId, material: MaterialId) -> Result<(), PhysicsError> {
         self.bodies.get_mut(id)?.material = material;
-        let slot = id.index();
-        self.remix_contacts(|(sa, sb), _, _| sa == slot || sb == slot);
+        self.remix_body(id.index());
         Ok(())
     }
 
@@ -532,16 +524,42 @@ impl World {
     }
 
     /// Recomputes the mixed material of every live contact whose bodies pass `which`.
-    fn remix_contacts(&mut self, which: impl Fn((u32, u32), &Body, &Body) -> bool) {
-        for c in self.contacts.contacts.iter_mut().filter(|c| c.alive) {
-            let ba = &self.bodies.bodies[c.body_a as usize];
-            let bb = &self.bodies.bodies[c.body_b as usize];
-            if which((c.body_a, c.body_b), ba, bb) {
-                let mixed = self.mixing.mix_bodies(ba, bb);
-                c.friction = mixed.friction;
-                c.restitution = mixed.restitution;
+    fn remix_where(&mut self, which: impl Fn(&Body, &Body) -> bool) {
+        for id in 0..self.contacts.contacts.len() as u32 {
+            let c = &self.contacts.contacts[id as usize];
+            if c.alive
+                && which(
+                    &self.bodies.bodies[c.body_a as usize],
+                    &self.bodies.bodies[c.body_b as usize],
+                )
+            {
+                self.remix(id);
             }
         }
+    }
+
+    /// Recomputes the contacts between bodies of materials `a` and `b` (either order).
+    fn remix_pair(&mut self, a: MaterialId, b: MaterialId) {
+        let key = MaterialMixing::key(a, b);
+        self.remix_where(|ba, bb| MaterialMixing::key(ba.material, bb.material) == key);
+    }
+
+    /// Recomputes the contacts of the body in slot `slot` (its own contact list).
+    fn remix_body(&mut self, slot: u32) {
+        for id in self.contacts.contacts_of(slot) {
+            self.remix(id);
+        }
+    }
+
+    /// Recomputes one contact's mixed friction and restitution from its bodies.
+    fn remix(&mut self, id: u32) {
+        let c = &mut self.contacts.contacts[id as usize];
+        let mixed = self.mixing.mix_bodies(
+            &self.bodies.bodies[c.body_a as usize],
+            &self.bodies.bodies[c.body_b as usize],
+        );
+        c.friction = mixed.friction;
+        c.restitution = mixed.restitution;
     }
 
     /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.

@@ -127,12 +127,21 @@ struct ColorWork {
     slots: Vec<(Option<u32>, Option<u32>)>,
 }
 
+/// Which integration passes a block of `BODY_BLOCK` bodies needs.
+#[derive(Clone, Copy, Debug, Default)]
+struct BlockWork {
+    /// A body that is not free: the substep passes visit the block.
+    substeps: bool,
+    /// A free body: `integrate_free` visits the block.
+    free: bool,
+}
+
 /// Buffers kept between steps so the solver does not allocate once warm.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SolverScratch {
     bodies: Vec<SolverBody>,
-    /// Per block of `BODY_BLOCK` bodies: whether the substep passes have work in it.
-    busy_blocks: Vec<bool>,
+    /// Per block of `BODY_BLOCK` bodies: which integration passes have work in it.
+    block_work: Vec<BlockWork>,
     /// Masses of `bodies`, read when constraints are prepared.
     masses: Vec<BodyMass>,
     params: Vec<BodyParams>,
@@ -335,14 +344,14 @@ fn build_constraints(
             s.params[i as usize].free = false;
         }
     }
-    // Blocks of bodies the substep passes must visit: those with a body that is not free
-    // (constrained, or kinematic). A scene of free bodies runs no substep pass at all.
-    s.busy_blocks.clear();
-    s.busy_blocks.extend(
-        s.params
-            .chunks(BODY_BLOCK)
-            .map(|block| block.iter().any(|p| !p.free)),
-    );
+    // Which passes each block of bodies needs: a scene of free bodies runs no substep
+    // pass at all, a pile of touching bodies no free-flight pass.
+    s.block_work.clear();
+    s.block_work
+        .extend(s.params.chunks(BODY_BLOCK).map(|block| BlockWork {
+            substeps: block.iter().any(|p| !p.free),
+            free: block.iter().any(|p| p.free),
+        }));
 
     let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
@@ -509,8 +518,8 @@ fn integrate_velocities(jobs: &JobSystem, s: &mut SolverScratch) {
             .bodies
             .chunks_mut(BODY_BLOCK)
             .zip(s.params.chunks_mut(BODY_BLOCK))
-            .zip(&s.busy_blocks)
-            .filter(|(_, busy)| **busy)
+            .zip(&s.block_work)
+            .filter(|(_, work)| work.substeps)
         {
             scope.spawn_labeled("integrate velocities", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
@@ -560,8 +569,8 @@ fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch) {
             .bodies
             .chunks_mut(BODY_BLOCK)
             .zip(s.params.chunks(BODY_BLOCK))
-            .zip(&s.busy_blocks)
-            .filter(|(_, busy)| **busy)
+            .zip(&s.block_work)
+            .filter(|(_, work)| work.substeps)
         {
             scope.spawn_labeled("integrate positions", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
@@ -579,10 +588,12 @@ fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch) {
 /// substeps need not wait for the constraints' passes.
 fn integrate_free(jobs: &JobSystem, s: &mut SolverScratch) {
     jobs.scope(|scope| {
-        for (bodies, params) in s
+        for ((bodies, params), _) in s
             .bodies
             .chunks_mut(BODY_BLOCK)
             .zip(s.params.chunks_mut(BODY_BLOCK))
+            .zip(&s.block_work)
+            .filter(|(_, work)| work.free)
         {
             scope.spawn_labeled("integrate free bodies", move |_| {
                 for (b, p) in bodies.iter_mut().zip(params) {
