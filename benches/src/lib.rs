@@ -1,3 +1,6 @@
-//! Shared helpers for the benchmarks: the standard scenes built in peer engines.
+//! Shared helpers for the benchmarks: the standard scenes as plain data, built in peer
+//! engines, and the engines the compare runner times.
 
+pub mod peers;
 pub mod rapier_scenes;
+pub mod scene_desc;

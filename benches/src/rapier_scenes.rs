@@ -45,6 +45,31 @@ impl RapierWorld {
     pub fn body_count(&self) -> usize {
         self.world.bodies.len()
     }
+
+    /// The dynamic bodies' positions in creation order (no body is ever removed, so the
+    /// arena's order is creation order).
+    #[must_use]
+    pub fn dynamic_positions(&self) -> Vec<[f32; 3]> {
+        self.world
+            .bodies
+            .iter()
+            .filter(|(_, b)| b.is_dynamic())
+            .map(|(_, b)| {
+                let p = b.translation();
+                [p.x, p.y, p.z]
+            })
+            .collect()
+    }
+
+    /// How many dynamic bodies are asleep.
+    #[must_use]
+    pub fn asleep(&self) -> usize {
+        self.world
+            .bodies
+            .iter()
+            .filter(|(_, b)| b.is_dynamic() && b.is_sleeping())
+            .count()
+    }
 }
 
 fn ground(w: &mut RapierWorld, hx: f32, hz: f32) {

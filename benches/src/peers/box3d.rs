@@ -1,0 +1,174 @@
+//! Box3D (boxddd-sys 0.4, the C library built from its vendored sources) with its default
+//! world settings and 4 substeps per step, as Box3D's samples run. With more than one
+//! thread its task callbacks run on a joule `JobSystem` of `threads - 1` workers: each
+//! enqueued task becomes one counted joule job, and finishing a task waits on its counter
+//! (the waiting thread runs other jobs meanwhile, so the step's forks never deadlock).
+//!
+//! FFI is the one reason this crate holds `unsafe`: the peers are C and C++ libraries.
+
+use std::ffi::{c_char, c_void};
+
+use boxddd_sys::ffi as b3;
+use joule_jobs::{Counter, JobSystem};
+
+use super::Engine;
+use crate::scene_desc::{DENSITY, FRICTION, SceneDesc, ShapeDesc};
+
+/// Box3D's substeps per step (its samples' default).
+pub const SUBSTEPS: i32 = 4;
+
+/// A Box3D world and the ids of the scene's dynamic bodies.
+pub struct Box3dEngine {
+    world: b3::b3WorldId,
+    dynamic: Vec<b3::b3BodyId>,
+    /// Borrowed by the task callbacks through `userTaskContext`; boxed so its address is
+    /// stable, and dropped only after the world is destroyed.
+    _jobs: Box<JobSystem>,
+}
+
+/// A Box3D task and its context, moved into a joule job.
+struct Task {
+    run: unsafe extern "C" fn(*mut c_void),
+    context: *mut c_void,
+}
+
+// SAFETY: Box3D hands each task to the scheduler to run on any worker thread (its
+// `b3TaskCallback` contract) and keeps `context` alive until `finish_task` returns for it.
+unsafe impl Send for Task {}
+
+unsafe extern "C" fn enqueue_task(
+    task: b3::b3TaskCallback,
+    task_context: *mut c_void,
+    user_context: *mut c_void,
+    _name: *const c_char,
+) -> *mut c_void {
+    // SAFETY: `user_context` is the `Box<JobSystem>` this engine owns, alive for the world's
+    // whole life (the world is destroyed first in `drop`).
+    let jobs = unsafe { &*(user_context as *const JobSystem) };
+    let Some(run) = task else {
+        return std::ptr::null_mut();
+    };
+    let t = Task {
+        run,
+        context: task_context,
+    };
+    let counter = Box::new(Counter::new());
+    jobs.spawn_counted(&counter, move || {
+        let t = t;
+        // SAFETY: Box3D's task callback with the context it gave us; it runs exactly once.
+        unsafe { (t.run)(t.context) }
+    });
+    Box::into_raw(counter).cast()
+}
+
+unsafe extern "C" fn finish_task(user_task: *mut c_void, user_context: *mut c_void) {
+    // SAFETY: as in `enqueue_task`.
+    let jobs = unsafe { &*(user_context as *const JobSystem) };
+    // SAFETY: `user_task` is the `Box<Counter>` `enqueue_task` leaked, and Box3D finishes each
+    // task exactly once.
+    let counter = unsafe { Box::from_raw(user_task.cast::<Counter>()) };
+    jobs.wait(&counter);
+}
+
+fn v3(a: [f32; 3]) -> b3::b3Vec3 {
+    b3::b3Vec3 {
+        x: a[0],
+        y: a[1],
+        z: a[2],
+    }
+}
+
+impl Box3dEngine {
+    /// Builds `desc` with `threads` threads in total.
+    pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
+        let jobs = Box::new(JobSystem::new(threads.saturating_sub(1)).map_err(|e| e.to_string())?);
+        // SAFETY: plain constructors of C structs by value.
+        let mut wd = unsafe { b3::b3DefaultWorldDef() };
+        wd.gravity = v3(desc.gravity);
+        wd.workerCount = threads.max(1) as u32;
+        if threads > 1 {
+            wd.enqueueTask = Some(enqueue_task);
+            wd.finishTask = Some(finish_task);
+            wd.userTaskContext = (&raw const *jobs).cast_mut().cast();
+        }
+        // SAFETY: `wd` came from `b3DefaultWorldDef` and its task context outlives the world.
+        let world = unsafe { b3::b3CreateWorld(&wd) };
+        let mut dynamic = Vec::new();
+        for spec in &desc.bodies {
+            // SAFETY: plain constructors of C structs by value.
+            let (mut bd, mut sd) = unsafe { (b3::b3DefaultBodyDef(), b3::b3DefaultShapeDef()) };
+            bd.type_ = if spec.dynamic {
+                b3::b3BodyType_b3_dynamicBody
+            } else {
+                b3::b3BodyType_b3_staticBody
+            };
+            bd.position = v3(spec.position);
+            bd.linearVelocity = v3(spec.linear_velocity);
+            bd.angularVelocity = v3(spec.angular_velocity);
+            bd.enableSleep = spec.can_sleep;
+            sd.density = DENSITY;
+            sd.baseMaterial.friction = FRICTION;
+            sd.baseMaterial.restitution = 0.0;
+            // SAFETY: `world` is live and `bd` a default-initialised body definition.
+            let body = unsafe { b3::b3CreateBody(world, &bd) };
+            match spec.shape {
+                ShapeDesc::Sphere { radius } => {
+                    let s = b3::b3Sphere {
+                        center: v3([0.0; 3]),
+                        radius,
+                    };
+                    // SAFETY: live body; the sphere is copied by the call.
+                    unsafe { b3::b3CreateSphereShape(body, &sd, &s) };
+                }
+                ShapeDesc::Cuboid { half } => {
+                    // SAFETY: returns the box hull by value.
+                    let hull = unsafe { b3::b3MakeBoxHull(half[0], half[1], half[2]) };
+                    // SAFETY: `hull.base` is the head of the box hull whose offsets index the
+                    // arrays after it in the same struct, alive for the call, which clones it.
+                    unsafe { b3::b3CreateHullShape(body, &sd, &hull.base) };
+                }
+            }
+            if spec.dynamic {
+                dynamic.push(body);
+            }
+        }
+        Ok(Self {
+            world,
+            dynamic,
+            _jobs: jobs,
+        })
+    }
+}
+
+impl Engine for Box3dEngine {
+    fn step(&mut self) {
+        // SAFETY: the world is live; the task callbacks' job system outlives it.
+        unsafe { b3::b3World_Step(self.world, 1.0 / 60.0, SUBSTEPS) };
+    }
+
+    fn dynamic_positions(&self) -> Vec<[f32; 3]> {
+        self.dynamic
+            .iter()
+            .map(|&b| {
+                // SAFETY: every id is a live body of the live world.
+                let p = unsafe { b3::b3Body_GetPosition(b) };
+                [p.x, p.y, p.z]
+            })
+            .collect()
+    }
+
+    fn asleep(&self) -> usize {
+        self.dynamic
+            .iter()
+            // SAFETY: every id is a live body of the live world.
+            .filter(|&&b| !unsafe { b3::b3Body_IsAwake(b) })
+            .count()
+    }
+}
+
+impl Drop for Box3dEngine {
+    fn drop(&mut self) {
+        // SAFETY: destroys the world once; `_jobs` drops after this, once no task can run.
+        unsafe { b3::b3DestroyWorld(self.world) };
+    }
+}

@@ -1,0 +1,54 @@
+//! joule with its default `WorldDesc`, the scene built by `joule_examples::scenes`.
+
+use joule_examples::scenes::{self, Scene, SceneKind};
+use joule_jobs::JobSystem;
+use joule_physics::world::{World, WorldDesc};
+
+use super::Engine;
+
+/// A joule world and the scene's body list.
+pub struct JouleEngine {
+    world: World,
+    scene: Scene,
+}
+
+impl JouleEngine {
+    /// Builds `kind` with `threads - 1` workers beside the stepping thread.
+    pub fn new(kind: SceneKind, threads: usize) -> Result<Self, String> {
+        let jobs = JobSystem::new(threads.saturating_sub(1)).map_err(|e| e.to_string())?;
+        let mut world = World::new(
+            WorldDesc {
+                gravity: kind.gravity(),
+                ..WorldDesc::default()
+            },
+            jobs,
+        );
+        let scene = scenes::build(kind, &mut world).map_err(|e| e.to_string())?;
+        Ok(Self { world, scene })
+    }
+}
+
+impl Engine for JouleEngine {
+    fn step(&mut self) {
+        self.world.step(scenes::DT);
+    }
+
+    fn dynamic_positions(&self) -> Vec<[f32; 3]> {
+        self.scene
+            .bodies
+            .iter()
+            .map(|&b| {
+                let p = self.world.position(b).unwrap_or_default();
+                [p.x, p.y, p.z]
+            })
+            .collect()
+    }
+
+    fn asleep(&self) -> usize {
+        self.scene
+            .bodies
+            .iter()
+            .filter(|&&b| self.world.is_sleeping(b).unwrap_or(false))
+            .count()
+    }
+}

@@ -1,0 +1,65 @@
+//! The engines the compare runner times, behind one small trait. joule and Rapier are
+//! always here; Box3D (`peer-box3d`) and Jolt (`peer-jolt`) are C/C++ libraries reached
+//! through their `-sys` crates and only built with the `peers` feature, never in CI.
+//!
+//! Every engine builds its scene from [`crate::scene_desc`] (joule from
+//! `joule_examples::scenes`, which a test proves is the same scene) with its own default
+//! solver settings, written down in each module's header.
+
+use joule_examples::scenes::SceneKind;
+
+#[cfg(feature = "peer-box3d")]
+pub mod box3d;
+#[cfg(feature = "peer-jolt")]
+pub mod jolt;
+pub mod joule;
+pub mod rapier;
+
+/// One engine's world, built from a standard scene and stepped at 1/60 s.
+pub trait Engine {
+    /// One 1/60 s step.
+    fn step(&mut self);
+    /// The dynamic bodies' positions in creation order.
+    fn dynamic_positions(&self) -> Vec<[f32; 3]>;
+    /// How many dynamic bodies are asleep.
+    fn asleep(&self) -> usize;
+}
+
+/// The engines this build knows, by name.
+#[must_use]
+pub fn available() -> Vec<&'static str> {
+    let mut v = vec!["joule", "rapier"];
+    if cfg!(feature = "peer-box3d") {
+        v.push("box3d");
+    }
+    if cfg!(feature = "peer-jolt") {
+        v.push("jolt");
+    }
+    v
+}
+
+/// Builds `kind` in the engine named `name` with `threads` threads in total, or says why not.
+pub fn build(name: &str, kind: SceneKind, threads: usize) -> Result<Box<dyn Engine>, String> {
+    let desc = crate::scene_desc::describe(kind);
+    match name {
+        "joule" => Ok(Box::new(joule::JouleEngine::new(kind, threads)?)),
+        "rapier" => Ok(Box::new(rapier::RapierEngine::new(kind, threads)?)),
+        #[cfg(feature = "peer-box3d")]
+        "box3d" => Ok(Box::new(box3d::Box3dEngine::new(
+            &desc.ok_or("scene not described for peers yet")?,
+            threads,
+        )?)),
+        #[cfg(feature = "peer-jolt")]
+        "jolt" => Ok(Box::new(jolt::JoltEngine::new(
+            &desc.ok_or("scene not described for peers yet")?,
+            threads,
+        )?)),
+        other => {
+            let _ = desc;
+            Err(format!(
+                "engine {other} is not in this build (available: {})",
+                available().join(", ")
+            ))
+        }
+    }
+}
