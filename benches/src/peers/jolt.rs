@@ -15,6 +15,10 @@ use joltc_sys::*;
 use super::Engine;
 use crate::scene_desc::{DENSITY, FRICTION, SceneDesc, ShapeDesc};
 
+// joltc-sys 0.3.1 links its static Jolt library but not the C++ runtime that library needs.
+#[link(name = "stdc++")]
+unsafe extern "C" {}
+
 const OL_NON_MOVING: JPC_ObjectLayer = 0;
 const OL_MOVING: JPC_ObjectLayer = 1;
 const BPL_NON_MOVING: JPC_BroadPhaseLayer = 0;
