@@ -84,9 +84,13 @@ mod disjoint;
 #[cfg(not(loom))]
 mod parallel_for;
 #[cfg(not(loom))]
+mod registration;
+#[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
 mod scope;
+#[cfg(not(loom))]
+mod shutdown;
 #[cfg(not(loom))]
 mod system;
 #[cfg(not(loom))]
@@ -99,10 +103,13 @@ pub use sync::DEQUE_CAPACITY;
 #[cfg(not(loom))]
 pub use disjoint::{DisjointChunk, DisjointError, DisjointPlan};
 #[cfg(not(loom))]
+pub use registration::{RegisterError, Registration, registrations_on_this_thread};
+#[cfg(not(loom))]
 pub use scope::Scope;
 #[cfg(not(loom))]
 pub use system::{
-    BuildError, Builder, JobSystem, MAX_THREADS, SpawnOnError, ThreadToken, WeakJobSystem,
+    BuildError, Builder, JobSystem, MAX_THREADS, ShutdownError, SpawnOnError, SpawnOnReason,
+    ThreadToken, WeakJobSystem,
 };
 #[cfg(not(loom))]
 pub use trace::TraceEvent;
