@@ -205,17 +205,45 @@ impl Registry {
         let Some(job) = job else {
             return;
         };
-        match self.external_entry() {
+        let was_empty = match self.external_entry() {
             Some(entry) => {
+                let was_empty = !entry.has_local_work();
                 entry.push(self, job);
+                was_empty
             }
-            None => self.injector.push(job),
-        }
-        if waited {
-            self.idle.notify_hint();
-        } else {
+            None => {
+                self.injector.push(job);
+                true
+            }
+        };
+        if !waited {
             self.idle.notify_one();
+        } else if was_empty {
+            // As on a worker: the waiter guarantees progress, and the first job of a burst
+            // wakes one helper; helpers that find more wake the next (`wake_more`).
+            self.idle.notify_hint();
         }
+    }
+
+    /// Work spreads by a chain of wake-ups rather than one per job: a thread that took a
+    /// job from a shared place (another thread's deque, the injector) and sees more left
+    /// there wakes one more sleeper, which does the same. A burst of n jobs so wakes up to
+    /// n sleepers, one wake-up latency apart, while a burst of one wakes at most one, and
+    /// the pusher pays for one wake-up per burst, not per job (Go's scheduler spreads
+    /// work the same way: a spinning thread that finds work wakes another).
+    #[inline]
+    fn wake_more(&self, more_left: bool) {
+        if more_left {
+            self.idle.notify_hint();
+        }
+    }
+
+    /// A job from the injector, waking another sleeper when more are queued there.
+    #[inline]
+    pub(crate) fn pop_injected(&self) -> Option<Job> {
+        let job = self.injector.pop()?;
+        self.wake_more(!self.injector.is_empty());
+        Some(job)
     }
 
     /// The calling external thread's deque, if it registered and got one.
@@ -274,6 +302,7 @@ impl Registry {
                     }
                     match s.steal() {
                         Steal::Success(job) => {
+                            self.wake_more(!s.is_empty());
                             found = Some(job);
                             false
                         }
@@ -677,7 +706,7 @@ impl WorkerThread {
             .pop()
             .or_else(|| self.deque.pop())
             .or_else(|| self.slot.inbox.pop())
-            .or_else(|| self.registry.injector.pop())
+            .or_else(|| self.registry.pop_injected())
             .or_else(|| self.registry.steal(self.index, &self.rng))
     }
 }
@@ -723,7 +752,7 @@ impl Ctx<'_> {
                 .pop()
                 .or_else(|| entry.pop())
                 .or_else(|| entry.slot.inbox.pop())
-                .or_else(|| registry.injector.pop())
+                .or_else(|| registry.pop_injected())
                 .or_else(|| registry.steal(entry.stealer_index(registry), rng)),
         }
     }

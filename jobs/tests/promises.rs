@@ -606,3 +606,40 @@ fn the_builder_says_workers_beside_the_caller_and_total_threads() {
         Err(joule_jobs::BuildError::TooManyThreads { .. })
     ));
 }
+
+// ---- Item 7: work spreads to idle workers. ----
+
+#[test]
+fn a_burst_spawned_by_a_worker_wakes_every_sleeping_worker() {
+    // Four workers asleep; a job on worker 0 opens a scope of 8 jobs that each hold their
+    // thread until 4 distinct threads are inside one (bounded by a deadline, so a failure
+    // is an assertion, not a hang). Before the fix a worker's burst woke one sleeper (for
+    // its first push only), so at most 2 threads ever took part and this timed out.
+    let jobs = system(4);
+    std::thread::sleep(std::time::Duration::from_millis(50)); // let them park
+    let (tx, rx) = std::sync::mpsc::channel();
+    let j = jobs.downgrade();
+    jobs.spawn_on(jobs.worker_token(0).unwrap(), move || {
+        let jobs = j.upgrade().unwrap();
+        let inside = Mutex::new(std::collections::HashSet::new());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let reached = AtomicUsize::new(0);
+        jobs.scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|_| {
+                    inside.lock().unwrap().insert(std::thread::current().id());
+                    while inside.lock().unwrap().len() < 4 {
+                        if std::time::Instant::now() > deadline {
+                            return;
+                        }
+                        std::thread::yield_now();
+                    }
+                    reached.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        tx.send(reached.load(Ordering::SeqCst)).unwrap();
+    })
+    .unwrap();
+    assert_eq!(rx.recv().unwrap(), 8, "fewer than 4 threads took part");
+}
