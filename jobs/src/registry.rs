@@ -797,6 +797,16 @@ impl Ctx<'_> {
         pos
     }
 
+    /// How many jobs this thread's own deque offers to thieves (0 for an external thread
+    /// without a deque, whose jobs go to the shared injector).
+    #[inline]
+    pub(crate) fn exposed_jobs(&self) -> usize {
+        match self {
+            Ctx::Worker(w) => w.deque.len(),
+            Ctx::External { entry, .. } => entry.deque.as_ref().map_or(0, |(_, d)| d.len()),
+        }
+    }
+
     /// Takes back the job pushed at `pos` by [`push_own`](Self::push_own) if no thief
     /// took it and nothing newer sits above it.
     #[inline]

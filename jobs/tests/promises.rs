@@ -643,3 +643,31 @@ fn a_burst_spawned_by_a_worker_wakes_every_sleeping_worker() {
     .unwrap();
     assert_eq!(rx.recv().unwrap(), 8, "fewer than 4 threads took part");
 }
+
+// ---- Item 8: lazy exposure in join keeps both halves available to thieves. ----
+
+#[test]
+fn join_from_an_empty_deque_offers_its_second_half_to_a_worker() {
+    // `join` runs `b` inline only when the caller already offers thieves other work; a
+    // top-level join from an empty deque must still let a worker run `b` while `a` runs.
+    // Each half waits (bounded) until the other has started: they only both finish early
+    // if they ran at the same time on two threads.
+    let jobs = system(2);
+    let started = AtomicUsize::new(0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let meet = || {
+        started.fetch_add(1, Ordering::SeqCst);
+        while started.load(Ordering::SeqCst) < 2 {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    };
+    let (a, b) = jobs.join(meet, meet);
+    assert!(
+        a && b,
+        "the halves of a top-level join did not run side by side"
+    );
+}
