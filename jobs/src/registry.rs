@@ -47,6 +47,84 @@ pub(crate) struct ThreadSlot {
     pub(crate) parker: Arc<Parker>,
     pub(crate) inbox: Inbox,
     pub(crate) trace: Mutex<Vec<TraceEvent>>,
+    /// With no workers, where this thread's full deque overflows (see `Overflow`).
+    overflow: Overflow,
+}
+
+/// The overflow of an external thread's deque in a system with no workers. Nobody steals
+/// there, so sending half a full deque through the shared injector (one allocation-heavy
+/// push and pop per job) would only slow the one thread that runs everything. Instead the
+/// half moves here in one batch under one lock, and comes back in batches when the deque
+/// runs dry. It lives in the thread's slot, not in a thread-local, so every thread of the
+/// system reaches it (`Registry::take_overflow`), and leaving hands it over like the rest.
+#[derive(Default)]
+struct Overflow {
+    /// Mirror of `jobs.len()`, read without the lock.
+    len: AtomicUsize,
+    jobs: Mutex<std::collections::VecDeque<Job>>,
+}
+
+impl Overflow {
+    fn is_empty(&self) -> bool {
+        // SeqCst: part of the sleep protocol like the inbox's length (see `sleep.rs`).
+        self.len.load(Ordering::SeqCst) == 0
+    }
+
+    /// Updates the length mirror and `nonempty` (the registry's count of non-empty
+    /// overflows) after a change under the lock; transitions of one overflow are
+    /// serialised by its lock, so the count is exact.
+    fn publish(&self, q: &std::collections::VecDeque<Job>, before: usize, nonempty: &AtomicUsize) {
+        // SeqCst: read by sleepers after their announce fence (see `sleep.rs`).
+        self.len.store(q.len(), Ordering::SeqCst);
+        match (before == 0, q.is_empty()) {
+            (true, false) => {
+                nonempty.fetch_add(1, Ordering::SeqCst);
+            }
+            (false, true) => {
+                nonempty.fetch_sub(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves half of the full deque `d` here (oldest first).
+    fn spill(&self, d: &deque::Worker, nonempty: &AtomicUsize) {
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        d.take_half(|j| q.push_back(j));
+        self.publish(&q, before, nonempty);
+    }
+
+    /// Moves up to half a deque of the newest jobs back into `d` and returns one more.
+    fn refill(&self, d: &deque::Worker, nonempty: &AtomicUsize) -> Option<Job> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        let job = q.pop_back();
+        for _ in 0..crate::sync::DEQUE_CAPACITY / 2 {
+            let Some(j) = q.pop_back() else { break };
+            if let Err(j) = d.push(j) {
+                q.push_back(j);
+                break;
+            }
+        }
+        self.publish(&q, before, nonempty);
+        job
+    }
+
+    /// Takes the oldest job (another thread, or shutdown).
+    fn pop_oldest(&self, nonempty: &AtomicUsize) -> Option<Job> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        let job = q.pop_front();
+        self.publish(&q, before, nonempty);
+        job
+    }
 }
 
 impl ThreadSlot {
@@ -58,6 +136,7 @@ impl ThreadSlot {
             parker: Arc::new(Parker::new()),
             inbox: Inbox::new(),
             trace: Mutex::new(Vec::new()),
+            overflow: Overflow::default(),
         })
     }
 }
@@ -106,6 +185,9 @@ pub(crate) struct Registry {
     /// Payloads of panics that escaped fire-and-forget jobs, until `take_panics`.
     pub(crate) panics: Mutex<Vec<PanicPayload>>,
     pub(crate) terminate: AtomicBool,
+    /// Number of external threads whose `Overflow` holds jobs; lets `has_work` and
+    /// `take_overflow` skip the scan of every slot.
+    overflowing: AtomicUsize,
     pub(crate) tracing: AtomicBool,
     pub(crate) epoch: Instant,
     pub(crate) unobserved_panics: AtomicUsize,
@@ -149,6 +231,7 @@ impl Registry {
             retired_trace: Mutex::new(Vec::new()),
             panics: Mutex::new(Vec::new()),
             terminate: AtomicBool::new(false),
+            overflowing: AtomicUsize::new(0),
             tracing: AtomicBool::new(false),
             epoch: Instant::now(),
             unobserved_panics: AtomicUsize::new(0),
@@ -270,9 +353,25 @@ impl Registry {
         }
     }
 
+    /// A job from some external thread's overflow (only systems without workers have
+    /// any), oldest first.
+    pub(crate) fn take_overflow(&self) -> Option<Job> {
+        if self.num_workers() != 0 || self.overflowing.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let slots: Vec<_> = lock(&self.threads).live().cloned().collect();
+        slots
+            .iter()
+            .find_map(|s| s.overflow.pop_oldest(&self.overflowing))
+    }
+
     /// Whether any queue a thread with inbox `inbox` could take from is non-empty.
     pub(crate) fn has_work(&self, inbox: &Inbox) -> bool {
         if !inbox.is_empty() || !self.injector.is_empty() || !self.high.is_empty() {
+            return true;
+        }
+        // SeqCst: read after the sleeper's announce fence, like the queues above.
+        if self.overflowing.load(Ordering::SeqCst) != 0 {
             return true;
         }
         let mut found = false;
@@ -444,6 +543,10 @@ impl Registry {
             self.injector.push(job);
             moved = true;
         }
+        while let Some(job) = slot.overflow.pop_oldest(&self.overflowing) {
+            self.injector.push(job);
+            moved = true;
+        }
         let mut threads = lock(&self.threads);
         if let Some((k, w)) = deque {
             while let Some(job) = w.pop() {
@@ -579,6 +682,23 @@ impl ExternalEntry {
     /// later `run_pending` on another thread, with no workers) can reach it.
     fn push(&self, registry: &Registry, job: Job) -> Option<usize> {
         match &self.deque {
+            Some((_, d)) if registry.num_workers() == 0 => {
+                let pos = d.next_position();
+                match d.push(job) {
+                    Ok(()) => Some(pos),
+                    Err(job) => {
+                        self.slot.overflow.spill(d, &registry.overflowing);
+                        let pos = d.next_position();
+                        match d.push(job) {
+                            Ok(()) => Some(pos),
+                            Err(job) => {
+                                registry.injector.push(job);
+                                None
+                            }
+                        }
+                    }
+                }
+            }
             Some((_, d)) => push_or_spill(d, &registry.injector, job),
             None => {
                 registry.injector.push(job);
@@ -587,17 +707,19 @@ impl ExternalEntry {
         }
     }
 
-    fn pop(&self) -> Option<Job> {
-        self.deque.as_ref().and_then(|(_, d)| d.pop())
+    fn pop(&self, registry: &Registry) -> Option<Job> {
+        let (_, d) = self.deque.as_ref()?;
+        d.pop()
+            .or_else(|| self.slot.overflow.refill(d, &registry.overflowing))
     }
 
     /// A job from this thread's own deque or inbox.
-    pub(crate) fn pop_own(&self) -> Option<Job> {
-        self.pop().or_else(|| self.slot.inbox.pop())
+    pub(crate) fn pop_own(&self, registry: &Registry) -> Option<Job> {
+        self.pop(registry).or_else(|| self.slot.inbox.pop())
     }
 
     fn has_local_work(&self) -> bool {
-        self.deque.as_ref().is_some_and(|(_, d)| !d.is_empty())
+        self.deque.as_ref().is_some_and(|(_, d)| !d.is_empty()) || !self.slot.overflow.is_empty()
     }
 
     /// This thread's position among the stealers (`usize::MAX` without a deque).
@@ -750,10 +872,11 @@ impl Ctx<'_> {
             } => registry
                 .high
                 .pop()
-                .or_else(|| entry.pop())
+                .or_else(|| entry.pop(registry))
                 .or_else(|| entry.slot.inbox.pop())
                 .or_else(|| registry.pop_injected())
-                .or_else(|| registry.steal(entry.stealer_index(registry), rng)),
+                .or_else(|| registry.steal(entry.stealer_index(registry), rng))
+                .or_else(|| registry.take_overflow()),
         }
     }
 

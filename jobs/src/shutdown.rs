@@ -133,11 +133,14 @@ fn run_queued(r: &Registry) -> bool {
         }
     }
     if let Some(entry) = r.external_entry() {
-        while let Some(job) = entry.pop_own() {
+        while let Some(job) = entry.pop_own(r) {
             run(job);
         }
     }
     r.drain_external_deques(&mut run);
+    while let Some(job) = r.take_overflow() {
+        run(job);
+    }
     ran
 }
 

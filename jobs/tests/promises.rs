@@ -671,3 +671,34 @@ fn join_from_an_empty_deque_offers_its_second_half_to_a_worker() {
         "the halves of a top-level join did not run side by side"
     );
 }
+
+#[test]
+fn the_caller_reaches_the_overflow_of_a_thread_that_stays_registered() {
+    // threads(0): a registered thread queues 700 counted jobs (more than its deque holds)
+    // and then blocks, still registered. The caller's counted wait must reach all of them
+    // (before the fix the overflow was private to the blocked thread: a hang).
+    let jobs = system(0);
+    let counter = joule_jobs::Counter::new();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (tx_ready, rx_ready) = std::sync::mpsc::channel::<()>();
+    let t = {
+        let (jobs, counter, ran) = (jobs.clone(), counter.clone(), ran.clone());
+        std::thread::spawn(move || {
+            jobs.run_pending(); // registers: this thread has a deque
+            for _ in 0..700 {
+                let ran = ran.clone();
+                jobs.spawn_counted(&counter, move || {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            tx_ready.send(()).unwrap();
+            rx.recv().unwrap();
+        })
+    };
+    rx_ready.recv().unwrap();
+    assert!(jobs.wait_timeout(&counter, std::time::Duration::from_secs(30)));
+    assert_eq!(ran.load(Ordering::SeqCst), 700);
+    tx.send(()).unwrap();
+    t.join().unwrap();
+}
