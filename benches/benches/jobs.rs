@@ -259,12 +259,49 @@ fn deque_ops(c: &mut Criterion) {
     g.finish();
 }
 
+/// Spawn cost on a thread that has used (created, used, dropped) 2,000 job systems before,
+/// beside a fresh thread's (issue 12 item 3: a thread used to keep an entry per dead
+/// system, and every spawn searched them). Each sample runs on a new thread, which for
+/// `after_2000_systems` first goes through the 2,000 cycles untimed; then 10,000 empty jobs
+/// are spawned into a system with no workers and run by `run_pending`, per iteration.
+fn spawn_after_history(c: &mut Criterion) {
+    const SPAWNS: usize = 10_000;
+    fn timed(history: usize, iters: u64) -> Duration {
+        std::thread::spawn(move || {
+            for _ in 0..history {
+                let jobs = JobSystem::new(0).expect("job system");
+                jobs.spawn(|| {});
+                jobs.run_pending();
+            }
+            let jobs = JobSystem::new(0).expect("job system");
+            jobs.run_pending(); // registers this thread, outside the timing
+            let t0 = std::time::Instant::now();
+            for _ in 0..iters {
+                for _ in 0..SPAWNS {
+                    jobs.spawn(|| {});
+                }
+                jobs.run_pending();
+            }
+            t0.elapsed()
+        })
+        .join()
+        .expect("bench thread")
+    }
+    let mut g = quick(c, "spawn_10k_after_history/t1".to_string());
+    g.bench_function("fresh_thread", |b| b.iter_custom(|iters| timed(0, iters)));
+    g.bench_function("after_2000_systems", |b| {
+        b.iter_custom(|iters| timed(2000, iters))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     spawn_100k,
     fib25,
     parallel_for_1m,
     parallel_for_10k_1us,
-    deque_ops
+    deque_ops,
+    spawn_after_history
 );
 criterion_main!(benches);

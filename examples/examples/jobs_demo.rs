@@ -80,9 +80,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let main = jobs.register_current_thread();
     let t = Instant::now();
     for i in 0..100_000u64 {
-        let j = jobs.clone();
+        // A weak handle, not a clone: a queued job holding a strong one would keep the
+        // system alive, and it stops upgrading once the system shuts down.
+        let j = jobs.downgrade();
         jobs.spawn_counted(&counter, move || {
-            if i == 99_999 {
+            if i == 99_999
+                && let Some(j) = j.upgrade()
+            {
                 j.spawn_on(main, || {
                     println!("  (this line was printed by a job sent to the main thread)")
                 })

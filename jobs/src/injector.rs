@@ -42,6 +42,14 @@ impl Injector {
 
     /// Takes the oldest job, retrying internal races; `None` when empty.
     pub fn pop(&self) -> Option<Job> {
+        // crossbeam's `steal` pays a SeqCst fence even on an empty queue; every thread
+        // looks at two injectors (the high-priority lane first) each time it looks for
+        // work, so check with plain loads first. A push racing with this check is found
+        // by the caller's next look, or by the sleep protocol's re-check.
+        #[cfg(not(loom))]
+        if self.queue.is_empty() {
+            return None;
+        }
         #[cfg(not(loom))]
         loop {
             match self.queue.steal() {

@@ -9,20 +9,29 @@
 //!   for jobs that must run on it ([`JobSystem::spawn_on`]).
 //! - **Waiting helps**: [`JobSystem::scope`], [`JobSystem::join`],
 //!   [`JobSystem::parallel_for`] and [`JobSystem::wait`] run other jobs while they wait.
-//! - **Idle workers sleep**: they spin briefly, then park; each push wakes at most one.
+//! - **Idle workers sleep**: they spin briefly, then park. The first job of a burst wakes
+//!   one; a thread that takes a job and sees more left wakes the next, so a burst wakes as
+//!   many threads as it has work for, with no wake-up per job.
+//! - **Priorities**: [`JobSystem::spawn_high`] jobs are taken before any other queued job.
+//! - **Registration** ([`JobSystem::register`]) and **shutdown**
+//!   ([`JobSystem::shutdown`]) are explicit and defined; no queued job is ever lost: it is
+//!   run, or dropped (its destructor runs) where the docs of `shutdown` say so.
 //! - **Panics** are caught where a job runs and re-raised in whoever waits for it; the
-//!   worker survives.
+//!   worker survives. Panics of fire-and-forget jobs are kept for
+//!   [`JobSystem::take_panics`].
 //! - **Tracing**: [`JobSystem::set_tracing`] records (label, start, end) per job per thread.
 //!
-//! `threads(n)` starts `n` workers; the thread that waits also runs jobs, so `n + 1`
-//! threads work, and `threads(0)` runs everything on the calling thread.
+//! `workers(n)` (also spelled `threads(n)`) starts `n` workers beside the calling thread;
+//! the thread that waits also runs jobs, so `n + 1` threads work
+//! ([`JobSystem::num_threads`]), and `workers(0)` runs everything on the calling thread.
+//! [`Builder::num_threads`] sets the total instead.
 //!
 //! ```
 //! use joule_jobs::{Counter, JobSystem};
 //! use std::sync::atomic::{AtomicU64, Ordering};
 //!
 //! let jobs = JobSystem::builder()
-//!     .threads(2)
+//!     .workers(2) // beside the calling thread: 3 threads in all (`num_threads()`)
 //!     .thread_name(|i| format!("game-worker-{i}"))
 //!     .build()?;
 //!
@@ -54,15 +63,26 @@
 //! assert_eq!(fib(&jobs, 20), 6765);
 //!
 //! // Jobs counted by a counter, and a job that must run on this (the main) thread.
-//! let main = jobs.register_current_thread();
+//! let main = jobs.register()?; // a guard: dropping it unregisters this thread
+//! let token = main.token();
 //! let counter = Counter::new();
-//! let j = jobs.clone();
+//! let weak = jobs.downgrade(); // jobs hold weak handles, never strong clones
 //! jobs.spawn_counted(&counter, move || {
-//!     j.spawn_on(main, || println!("runs on the main thread")).unwrap();
+//!     if let Some(j) = weak.upgrade() {
+//!         j.spawn_on(token, || println!("runs on the main thread")).unwrap();
+//!     }
 //! });
 //! jobs.wait(&counter);
 //! jobs.run_pending();
-//! # Ok::<(), joule_jobs::BuildError>(())
+//!
+//! // Latency-sensitive work jumps the queue; a bounded wait.
+//! let frame = Counter::new();
+//! jobs.spawn_counted_high(&frame, || println!("high priority"));
+//! assert!(jobs.wait_timeout(&frame, std::time::Duration::from_secs(10)));
+//!
+//! drop(main);
+//! jobs.shutdown()?; // runs what is queued, joins every worker
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
 
@@ -84,9 +104,13 @@ mod disjoint;
 #[cfg(not(loom))]
 mod parallel_for;
 #[cfg(not(loom))]
+mod registration;
+#[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
 mod scope;
+#[cfg(not(loom))]
+mod shutdown;
 #[cfg(not(loom))]
 mod system;
 #[cfg(not(loom))]
@@ -99,10 +123,13 @@ pub use sync::DEQUE_CAPACITY;
 #[cfg(not(loom))]
 pub use disjoint::{DisjointChunk, DisjointError, DisjointPlan};
 #[cfg(not(loom))]
+pub use registration::{RegisterError, Registration, registrations_on_this_thread};
+#[cfg(not(loom))]
 pub use scope::Scope;
 #[cfg(not(loom))]
 pub use system::{
-    BuildError, Builder, JobSystem, MAX_THREADS, SpawnOnError, ThreadToken, WeakJobSystem,
+    BuildError, Builder, JobSystem, MAX_THREADS, ShutdownError, SpawnOnError, SpawnOnReason,
+    ThreadToken, WeakJobSystem,
 };
 #[cfg(not(loom))]
 pub use trace::TraceEvent;

@@ -46,7 +46,9 @@ where
     fn participate(self: &Arc<Self>) {
         while let Some(i) = self.claimer.claim() {
             let s = self.start + i * self.chunk;
-            let e = (s + self.chunk).min(self.end);
+            // `end - s` first: `s + chunk` may pass usize::MAX for a range that ends
+            // near it.
+            let e = s + self.chunk.min(self.end - s);
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.f)(s..e))) {
                 self.handle.store_panic(p);
             }
@@ -168,7 +170,8 @@ impl JobSystem {
         let run = || {
             while let Some(i) = claimer.claim() {
                 let s = range.start + i * chunk;
-                f(s..(s + chunk).min(range.end));
+                // `end - s` first: `s + chunk` may pass usize::MAX near the top.
+                f(s..s + chunk.min(range.end - s));
             }
         };
         let helpers = self.num_workers().min(chunks - 1);

@@ -5,7 +5,20 @@
 //! locality), its inbox, the injector, then the other workers' deques in a random order
 //! (oldest first). A thread that finds nothing spins briefly (`Backoff`), then parks via
 //! the idle set (see `sleep.rs`). A thread that *waits* for a latch or counter runs the
-//! same loop, so waiting always helps.
+//! same loop, so waiting always helps. Jobs spawned with high priority sit in a lane of
+//! their own that every thread looks at before all of these.
+//!
+//! **Registration.** Workers are registered for the life of the system. Any other thread
+//! that waits, helps or asks for a token is registered too (an *external* thread, such as
+//! the game's main thread): it gets an index, an inbox and (for the first
+//! [`MAX_EXTERNAL_DEQUES`] at a time) a deque. Its membership lives in a thread-local
+//! [`ExternalEntry`] and ends when the entry is dropped: when the thread unregisters
+//! (`Registration` guard), exits, or shuts the system down itself. Ending hands the
+//! thread's queued work over ([`Registry::retire`]): its inbox is closed and its jobs, with
+//! those left in its deque, move to the shared injector, where every thread can reach
+//! them. Its index and deque are then reused by the next thread that registers, so a system
+//! keeps no memory for threads that have gone, and a thread keeps nothing for systems that
+//! have gone (dead entries are pruned whenever it registers anywhere).
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -19,7 +32,7 @@ use crate::deque::{self, Steal, Stealer};
 use crate::inbox::Inbox;
 use crate::injector::Injector;
 use crate::job::Job;
-use crate::latch::WaitTarget;
+use crate::latch::{PanicPayload, WaitTarget};
 use crate::sleep::{IdleSet, Parker};
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 use crate::trace::TraceEvent;
@@ -27,20 +40,103 @@ use crate::trace::TraceEvent;
 /// Per-thread state visible to other threads: how to wake it, its inbox, its trace.
 pub(crate) struct ThreadSlot {
     pub(crate) index: usize,
+    /// Distinguishes the threads that held the same index one after another, so a token
+    /// of a thread that has left never reaches its successor.
+    pub(crate) generation: u64,
     pub(crate) name: String,
     pub(crate) parker: Arc<Parker>,
     pub(crate) inbox: Inbox,
     pub(crate) trace: Mutex<Vec<TraceEvent>>,
+    /// With no workers, where this thread's full deque overflows (see `Overflow`).
+    overflow: Overflow,
+}
+
+/// The overflow of an external thread's deque in a system with no workers. Nobody steals
+/// there, so sending half a full deque through the shared injector (one allocation-heavy
+/// push and pop per job) would only slow the one thread that runs everything. Instead the
+/// half moves here in one batch under one lock, and comes back in batches when the deque
+/// runs dry. It lives in the thread's slot, not in a thread-local, so every thread of the
+/// system reaches it (`Registry::take_overflow`), and leaving hands it over like the rest.
+#[derive(Default)]
+struct Overflow {
+    /// Mirror of `jobs.len()`, read without the lock.
+    len: AtomicUsize,
+    jobs: Mutex<std::collections::VecDeque<Job>>,
+}
+
+impl Overflow {
+    fn is_empty(&self) -> bool {
+        // SeqCst: part of the sleep protocol like the inbox's length (see `sleep.rs`).
+        self.len.load(Ordering::SeqCst) == 0
+    }
+
+    /// Updates the length mirror and `nonempty` (the registry's count of non-empty
+    /// overflows) after a change under the lock; transitions of one overflow are
+    /// serialised by its lock, so the count is exact.
+    fn publish(&self, q: &std::collections::VecDeque<Job>, before: usize, nonempty: &AtomicUsize) {
+        // SeqCst: read by sleepers after their announce fence (see `sleep.rs`).
+        self.len.store(q.len(), Ordering::SeqCst);
+        match (before == 0, q.is_empty()) {
+            (true, false) => {
+                nonempty.fetch_add(1, Ordering::SeqCst);
+            }
+            (false, true) => {
+                nonempty.fetch_sub(1, Ordering::SeqCst);
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves half of the full deque `d` here (oldest first).
+    fn spill(&self, d: &deque::Worker, nonempty: &AtomicUsize) {
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        d.take_half(|j| q.push_back(j));
+        self.publish(&q, before, nonempty);
+    }
+
+    /// Moves up to half a deque of the newest jobs back into `d` and returns one more.
+    fn refill(&self, d: &deque::Worker, nonempty: &AtomicUsize) -> Option<Job> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        let job = q.pop_back();
+        for _ in 0..crate::sync::DEQUE_CAPACITY / 2 {
+            let Some(j) = q.pop_back() else { break };
+            if let Err(j) = d.push(j) {
+                q.push_back(j);
+                break;
+            }
+        }
+        self.publish(&q, before, nonempty);
+        job
+    }
+
+    /// Takes the oldest job (another thread, or shutdown).
+    fn pop_oldest(&self, nonempty: &AtomicUsize) -> Option<Job> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let before = q.len();
+        let job = q.pop_front();
+        self.publish(&q, before, nonempty);
+        job
+    }
 }
 
 impl ThreadSlot {
-    fn new(index: usize, name: String) -> Arc<Self> {
+    fn new(index: usize, generation: u64, name: String) -> Arc<Self> {
         Arc::new(Self {
             index,
+            generation,
             name,
             parker: Arc::new(Parker::new()),
             inbox: Inbox::new(),
             trace: Mutex::new(Vec::new()),
+            overflow: Overflow::default(),
         })
     }
 }
@@ -50,6 +146,24 @@ impl ThreadSlot {
 pub(crate) const MAX_EXTERNAL_DEQUES: usize = 16;
 
 pub(crate) type Hook = Arc<dyn Fn(usize) + Send + Sync + 'static>;
+
+/// The registered threads by index. An index freed by a thread that left is reused (with a
+/// new generation), so the table is as long as the most threads registered at one time.
+pub(crate) struct Threads {
+    pub(crate) slots: Vec<Option<Arc<ThreadSlot>>>,
+    free: Vec<usize>,
+    next_generation: u64,
+    /// Owner ends of the external deques whose threads left (empty), with their position
+    /// in `external_stealers`; the next external thread to register takes one.
+    spare_deques: Vec<(usize, deque::Worker)>,
+}
+
+impl Threads {
+    /// The live threads' slots, in index order.
+    pub(crate) fn live(&self) -> impl Iterator<Item = &Arc<ThreadSlot>> {
+        self.slots.iter().flatten()
+    }
+}
 
 pub(crate) struct Registry {
     pub(crate) id: usize,
@@ -61,10 +175,19 @@ pub(crate) struct Registry {
     /// Number of filled entries of `external_stealers`.
     pub(crate) external_count: AtomicUsize,
     pub(crate) injector: Injector,
+    /// High-priority jobs: every thread looks here before anywhere else.
+    pub(crate) high: Injector,
     pub(crate) idle: IdleSet,
     /// Every registered thread; the first `stealers.len()` are the workers.
-    pub(crate) threads: Mutex<Vec<Arc<ThreadSlot>>>,
+    pub(crate) threads: Mutex<Threads>,
+    /// Trace events of threads that left, kept for `take_trace`.
+    pub(crate) retired_trace: Mutex<Vec<TraceEvent>>,
+    /// Payloads of panics that escaped fire-and-forget jobs, until `take_panics`.
+    pub(crate) panics: Mutex<Vec<PanicPayload>>,
     pub(crate) terminate: AtomicBool,
+    /// Number of external threads whose `Overflow` holds jobs; lets `has_work` and
+    /// `take_overflow` skip the scan of every slot.
+    overflowing: AtomicUsize,
     pub(crate) tracing: AtomicBool,
     pub(crate) epoch: Instant,
     pub(crate) unobserved_panics: AtomicUsize,
@@ -89,7 +212,7 @@ impl Registry {
             let (w, s) = deque::new();
             owners.push(w);
             stealers.push(s);
-            slots.push(ThreadSlot::new(i, names(i)));
+            slots.push(Some(ThreadSlot::new(i, 0, names(i))));
         }
         let registry = Arc::new(Self {
             id: NEXT_REGISTRY_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -97,9 +220,18 @@ impl Registry {
             external_stealers: (0..MAX_EXTERNAL_DEQUES).map(|_| OnceLock::new()).collect(),
             external_count: AtomicUsize::new(0),
             injector: Injector::new(),
+            high: Injector::new(),
             idle: IdleSet::new(workers + 8),
-            threads: Mutex::new(slots),
+            threads: Mutex::new(Threads {
+                slots,
+                free: Vec::new(),
+                next_generation: 1,
+                spare_deques: Vec::new(),
+            }),
+            retired_trace: Mutex::new(Vec::new()),
+            panics: Mutex::new(Vec::new()),
             terminate: AtomicBool::new(false),
+            overflowing: AtomicUsize::new(0),
             tracing: AtomicBool::new(false),
             epoch: Instant::now(),
             unobserved_panics: AtomicUsize::new(0),
@@ -114,7 +246,7 @@ impl Registry {
     }
 
     pub(crate) fn slot(&self, index: usize) -> Option<Arc<ThreadSlot>> {
-        lock(&self.threads).get(index).cloned()
+        lock(&self.threads).slots.get(index).cloned().flatten()
     }
 
     pub(crate) fn now_ns(&self) -> u64 {
@@ -156,22 +288,50 @@ impl Registry {
         let Some(job) = job else {
             return;
         };
-        match self.external_entry() {
+        let was_empty = match self.external_entry() {
             Some(entry) => {
+                let was_empty = !entry.has_local_work();
                 entry.push(self, job);
+                was_empty
             }
-            None => self.injector.push(job),
-        }
-        if waited {
-            self.idle.notify_hint();
-        } else {
+            None => {
+                self.injector.push(job);
+                true
+            }
+        };
+        if !waited {
             self.idle.notify_one();
+        } else if was_empty {
+            // As on a worker: the waiter guarantees progress, and the first job of a burst
+            // wakes one helper; helpers that find more wake the next (`wake_more`).
+            self.idle.notify_hint();
         }
     }
 
+    /// Work spreads by a chain of wake-ups rather than one per job: a thread that took a
+    /// job from a shared place (another thread's deque, the injector) and sees more left
+    /// there wakes one more sleeper, which does the same. A burst of n jobs so wakes up to
+    /// n sleepers, one wake-up latency apart, while a burst of one wakes at most one, and
+    /// the pusher pays for one wake-up per burst, not per job (Go's scheduler spreads
+    /// work the same way: a spinning thread that finds work wakes another).
+    #[inline]
+    fn wake_more(&self, more_left: bool) {
+        if more_left {
+            self.idle.notify_hint();
+        }
+    }
+
+    /// A job from the injector, waking another sleeper when more are queued there.
+    #[inline]
+    pub(crate) fn pop_injected(&self) -> Option<Job> {
+        let job = self.injector.pop()?;
+        self.wake_more(!self.injector.is_empty());
+        Some(job)
+    }
+
     /// The calling external thread's deque, if it registered and got one.
-    fn external_entry(&self) -> Option<Rc<ExternalEntry>> {
-        EXTERNAL.with(|ext| ext.borrow().iter().find(|e| e.registry == self.id).cloned())
+    pub(crate) fn external_entry(&self) -> Option<Rc<ExternalEntry>> {
+        EXTERNAL.with(|ext| ext.borrow().iter().find(|e| e.id == self.id).cloned())
     }
 
     /// Every deque thieves may take from: the workers', then the external threads'.
@@ -193,9 +353,25 @@ impl Registry {
         }
     }
 
+    /// A job from some external thread's overflow (only systems without workers have
+    /// any), oldest first.
+    pub(crate) fn take_overflow(&self) -> Option<Job> {
+        if self.num_workers() != 0 || self.overflowing.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let slots: Vec<_> = lock(&self.threads).live().cloned().collect();
+        slots
+            .iter()
+            .find_map(|s| s.overflow.pop_oldest(&self.overflowing))
+    }
+
     /// Whether any queue a thread with inbox `inbox` could take from is non-empty.
     pub(crate) fn has_work(&self, inbox: &Inbox) -> bool {
-        if !inbox.is_empty() || !self.injector.is_empty() {
+        if !inbox.is_empty() || !self.injector.is_empty() || !self.high.is_empty() {
+            return true;
+        }
+        // SeqCst: read after the sleeper's announce fence, like the queues above.
+        if self.overflowing.load(Ordering::SeqCst) != 0 {
             return true;
         }
         let mut found = false;
@@ -225,6 +401,7 @@ impl Registry {
                     }
                     match s.steal() {
                         Steal::Success(job) => {
+                            self.wake_more(!s.is_empty());
                             found = Some(job);
                             false
                         }
@@ -268,9 +445,10 @@ impl Registry {
     }
 
     #[inline]
-    fn run_catching(&self, job: Job) {
-        if catch_unwind(AssertUnwindSafe(|| job.run())).is_err() {
+    pub(crate) fn run_catching(&self, job: Job) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| job.run())) {
             self.unobserved_panics.fetch_add(1, Ordering::Relaxed);
+            lock(&self.panics).push(p);
         }
     }
 
@@ -280,49 +458,133 @@ impl Registry {
             return e;
         }
         let mut threads = lock(&self.threads);
-        let index = threads.len();
+        let generation = threads.next_generation;
+        threads.next_generation += 1;
+        let index = threads.free.pop().unwrap_or(threads.slots.len());
         let name = std::thread::current()
             .name()
             .map_or_else(|| format!("external-{index}"), str::to_owned);
-        let slot = ThreadSlot::new(index, name);
-        threads.push(slot.clone());
-        // Registration is serialised by the `threads` lock, so `k` is ours alone.
-        let k = index - self.num_workers();
-        let deque = (k < MAX_EXTERNAL_DEQUES).then(|| {
-            let (w, s) = deque::new();
-            let _ = self.external_stealers[k].set(s);
-            // Release: publishes the entry just set; pairs with the Acquire loads of
-            // `external_count` by thieves.
-            self.external_count.store(k + 1, Ordering::Release);
-            w
+        let slot = ThreadSlot::new(index, generation, name);
+        if index == threads.slots.len() {
+            threads.slots.push(Some(slot.clone()));
+        } else {
+            threads.slots[index] = Some(slot.clone());
+        }
+        let deque = threads.spare_deques.pop().or_else(|| {
+            // Registration is serialised by the `threads` lock, so `k` is ours alone.
+            let k = self.external_count.load(Ordering::Relaxed);
+            (k < MAX_EXTERNAL_DEQUES).then(|| {
+                let (w, s) = deque::new();
+                let _ = self.external_stealers[k].set(s);
+                // Release: publishes the entry just set; pairs with the Acquire loads of
+                // `external_count` by thieves.
+                self.external_count.store(k + 1, Ordering::Release);
+                (k, w)
+            })
         });
         drop(threads);
         let entry = Rc::new(ExternalEntry {
-            registry: self.id,
+            registry: Arc::downgrade(self),
+            id: self.id,
             slot,
             deque,
-            overflow: Default::default(),
+            guarded: Cell::new(false),
         });
-        EXTERNAL.with(|ext| ext.borrow_mut().push(entry.clone()));
+        let dead = EXTERNAL.with(|ext| {
+            let mut ext = ext.borrow_mut();
+            let (live, dead): (Vec<_>, Vec<_>) = std::mem::take(&mut *ext)
+                .into_iter()
+                .partition(|e| e.registry.strong_count() > 0);
+            *ext = live;
+            ext.push(entry.clone());
+            dead
+        });
+        // Dropped outside the borrow: a dead system's jobs may run arbitrary destructors.
+        drop(dead);
         entry
     }
 
-    /// Runs the jobs the calling thread parked in its overflow (shutdown on that thread).
-    pub(crate) fn drain_own_overflow(&self, mut run: impl FnMut(Job)) -> bool {
-        let Some(entry) = self.external_entry() else {
-            return false;
-        };
-        let mut ran = false;
-        loop {
-            let job = entry.overflow.borrow_mut().pop_front();
-            match job {
-                Some(job) => {
-                    ran = true;
-                    run(job);
-                }
-                None => return ran,
-            }
+    /// Ends the calling thread's registration, if it has one (see [`Registry::retire`]).
+    /// Returns whether it had one.
+    pub(crate) fn unregister_current(&self) -> bool {
+        let entry = EXTERNAL.with(|ext| {
+            let mut ext = ext.borrow_mut();
+            let i = ext.iter().position(|e| e.id == self.id)?;
+            Some(ext.swap_remove(i))
+        });
+        // Dropped outside the borrow: retiring moves jobs, which may run destructors.
+        entry.is_some()
+    }
+
+    /// Ends the calling thread's registration if it is the one of `generation` (a guard
+    /// must not end a later registration of the same thread).
+    pub(crate) fn unregister_generation(&self, generation: u64) {
+        if self
+            .external_entry()
+            .is_some_and(|e| e.slot.generation == generation)
+        {
+            self.unregister_current();
         }
+    }
+
+    /// Marks the calling thread's registration as guarded; false when it already was.
+    pub(crate) fn guard_current(self: &Arc<Self>) -> bool {
+        let entry = self.external();
+        !entry.guarded.replace(true)
+    }
+
+    /// Hands over the queued work of a thread that leaves: closes its inbox (later
+    /// `spawn_on` calls get an error) and moves its inbox's and deque's jobs to the
+    /// injector, where every thread can reach them, then frees its index and deque for
+    /// reuse and keeps its trace events.
+    fn retire(&self, slot: &Arc<ThreadSlot>, deque: Option<(usize, deque::Worker)>) {
+        let mut moved = false;
+        for job in slot.inbox.close() {
+            self.injector.push(job);
+            moved = true;
+        }
+        while let Some(job) = slot.overflow.pop_oldest(&self.overflowing) {
+            self.injector.push(job);
+            moved = true;
+        }
+        let mut threads = lock(&self.threads);
+        if let Some((k, w)) = deque {
+            while let Some(job) = w.pop() {
+                self.injector.push(job);
+                moved = true;
+            }
+            threads.spare_deques.push((k, w));
+        }
+        let i = slot.index;
+        if threads
+            .slots
+            .get(i)
+            .and_then(Option::as_ref)
+            .is_some_and(|s| Arc::ptr_eq(s, slot))
+        {
+            threads.slots[i] = None;
+            threads.free.push(i);
+        }
+        drop(threads);
+        let events = std::mem::take(&mut *lock(&slot.trace));
+        if !events.is_empty() {
+            lock(&self.retired_trace).extend(events);
+        }
+        if moved {
+            // Whoever sleeps must look again: the jobs were invisible to it until now.
+            self.idle.notify_all();
+        }
+    }
+
+    /// Closes every external thread's inbox (shutdown) and returns the jobs they held,
+    /// which were meant for those threads only and so are dropped, not run elsewhere.
+    pub(crate) fn close_external_inboxes(&self) -> Vec<Job> {
+        let slots: Vec<_> = lock(&self.threads)
+            .live()
+            .filter(|s| s.index >= self.num_workers())
+            .cloned()
+            .collect();
+        slots.iter().flat_map(|s| s.inbox.close()).collect()
     }
 
     /// Runs every job left in external threads' deques (shutdown).
@@ -401,32 +663,43 @@ fn push_or_spill(deque: &deque::Worker, injector: &Injector, job: Job) -> Option
     }
 }
 
-/// This thread's membership in one registry it joined as an external thread.
+/// This thread's membership in one registry it joined as an external thread. Dropping it
+/// ends the membership and hands the thread's queued work over (see the module docs).
 pub(crate) struct ExternalEntry {
-    registry: usize,
+    /// Weak: a thread that outlives a system must not keep it (or its memory) alive.
+    registry: std::sync::Weak<Registry>,
+    id: usize,
     slot: Arc<ThreadSlot>,
-    deque: Option<deque::Worker>,
-    /// Where a full deque overflows when the system has no workers: nobody else could run
-    /// the jobs, so they stay with this thread instead of taking a trip through the shared
-    /// injector. Grows once, then is reused.
-    overflow: std::cell::RefCell<std::collections::VecDeque<Job>>,
+    /// The thread's deque and its position in `external_stealers`, if it got one.
+    deque: Option<(usize, deque::Worker)>,
+    /// Whether a `Registration` guard owns this membership.
+    guarded: Cell<bool>,
 }
 
 impl ExternalEntry {
-    /// Queues a job of this thread; returns its deque position when it landed there.
+    /// Queues a job of this thread; returns its deque position when it landed there. A
+    /// full deque spills to the shared injector, where every thread of the system (also a
+    /// later `run_pending` on another thread, with no workers) can reach it.
     fn push(&self, registry: &Registry, job: Job) -> Option<usize> {
         match &self.deque {
-            Some(d) if registry.num_workers() == 0 => {
+            Some((_, d)) if registry.num_workers() == 0 => {
                 let pos = d.next_position();
                 match d.push(job) {
                     Ok(()) => Some(pos),
                     Err(job) => {
-                        self.overflow.borrow_mut().push_back(job);
-                        None
+                        self.slot.overflow.spill(d, &registry.overflowing);
+                        let pos = d.next_position();
+                        match d.push(job) {
+                            Ok(()) => Some(pos),
+                            Err(job) => {
+                                registry.injector.push(job);
+                                None
+                            }
+                        }
                     }
                 }
             }
-            Some(d) => push_or_spill(d, &registry.injector, job),
+            Some((_, d)) => push_or_spill(d, &registry.injector, job),
             None => {
                 registry.injector.push(job);
                 None
@@ -434,15 +707,37 @@ impl ExternalEntry {
         }
     }
 
-    fn pop(&self) -> Option<Job> {
-        self.deque
-            .as_ref()
-            .and_then(deque::Worker::pop)
-            .or_else(|| self.overflow.borrow_mut().pop_back())
+    fn pop(&self, registry: &Registry) -> Option<Job> {
+        let (_, d) = self.deque.as_ref()?;
+        d.pop()
+            .or_else(|| self.slot.overflow.refill(d, &registry.overflowing))
+    }
+
+    /// A job from this thread's own deque or inbox.
+    pub(crate) fn pop_own(&self, registry: &Registry) -> Option<Job> {
+        self.pop(registry).or_else(|| self.slot.inbox.pop())
     }
 
     fn has_local_work(&self) -> bool {
-        self.deque.as_ref().is_some_and(|d| !d.is_empty()) || !self.overflow.borrow().is_empty()
+        self.deque.as_ref().is_some_and(|(_, d)| !d.is_empty()) || !self.slot.overflow.is_empty()
+    }
+
+    /// This thread's position among the stealers (`usize::MAX` without a deque).
+    fn stealer_index(&self, registry: &Registry) -> usize {
+        self.deque
+            .as_ref()
+            .map_or(usize::MAX, |(k, _)| registry.num_workers() + k)
+    }
+}
+
+impl Drop for ExternalEntry {
+    fn drop(&mut self) {
+        let deque = self.deque.take();
+        if let Some(r) = self.registry.upgrade() {
+            r.retire(&self.slot, deque);
+        }
+        // Otherwise the system is gone: dropping the slot and the deque here drops any
+        // job they still hold (its destructor runs).
     }
 }
 
@@ -472,6 +767,11 @@ thread_local! {
     /// This (non-worker) thread's entry in each registry it joined.
     static EXTERNAL: std::cell::RefCell<Vec<Rc<ExternalEntry>>> =
         const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Number of external registrations this thread holds (see `registrations_on_this_thread`).
+pub(crate) fn external_entries_on_this_thread() -> usize {
+    EXTERNAL.with(|ext| ext.borrow().len())
 }
 
 /// Runs `f` with the current thread's worker if it is one of `registry`'s workers.
@@ -523,10 +823,12 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<Job> {
-        self.deque
+        self.registry
+            .high
             .pop()
+            .or_else(|| self.deque.pop())
             .or_else(|| self.slot.inbox.pop())
-            .or_else(|| self.registry.injector.pop())
+            .or_else(|| self.registry.pop_injected())
             .or_else(|| self.registry.steal(self.index, &self.rng))
     }
 }
@@ -550,6 +852,16 @@ impl Ctx<'_> {
         &self.slot().parker
     }
 
+    /// The token naming this thread's registration.
+    pub(crate) fn token(&self) -> crate::system::ThreadToken {
+        let slot = self.slot();
+        crate::system::ThreadToken {
+            registry: self.registry().id,
+            index: slot.index,
+            generation: slot.generation,
+        }
+    }
+
     pub(crate) fn find_work(&self) -> Option<Job> {
         match self {
             Ctx::Worker(w) => w.find_work(),
@@ -557,11 +869,14 @@ impl Ctx<'_> {
                 registry,
                 entry,
                 rng,
-            } => entry
+            } => registry
+                .high
                 .pop()
+                .or_else(|| entry.pop(registry))
                 .or_else(|| entry.slot.inbox.pop())
-                .or_else(|| registry.injector.pop())
-                .or_else(|| registry.steal(entry.slot.index, rng)),
+                .or_else(|| registry.pop_injected())
+                .or_else(|| registry.steal(entry.stealer_index(registry), rng))
+                .or_else(|| registry.take_overflow()),
         }
     }
 
@@ -605,19 +920,40 @@ impl Ctx<'_> {
         pos
     }
 
+    /// How many jobs this thread's own deque offers to thieves (0 for an external thread
+    /// without a deque, whose jobs go to the shared injector).
+    #[inline]
+    pub(crate) fn exposed_jobs(&self) -> usize {
+        match self {
+            Ctx::Worker(w) => w.deque.len(),
+            Ctx::External { entry, .. } => entry.deque.as_ref().map_or(0, |(_, d)| d.len()),
+        }
+    }
+
     /// Takes back the job pushed at `pos` by [`push_own`](Self::push_own) if no thief
     /// took it and nothing newer sits above it.
     #[inline]
     pub(crate) fn pop_own_at(&self, pos: usize) -> Option<Job> {
         match self {
             Ctx::Worker(w) => w.deque.pop_at(pos),
-            Ctx::External { entry, .. } => entry.deque.as_ref().and_then(|d| d.pop_at(pos)),
+            Ctx::External { entry, .. } => entry.deque.as_ref().and_then(|(_, d)| d.pop_at(pos)),
         }
     }
 
     /// Runs jobs until `target` is set, parking when there is nothing to do.
     pub(crate) fn wait_until(&self, target: &impl WaitTarget) {
+        self.wait_until_deadline(target, None);
+    }
+
+    /// [`wait_until`](Self::wait_until) that gives up at `deadline`; whether the target
+    /// was set.
+    pub(crate) fn wait_until_deadline(
+        &self,
+        target: &impl WaitTarget,
+        deadline: Option<Instant>,
+    ) -> bool {
         let registry = self.registry();
+        let expired = || deadline.is_some_and(|d| Instant::now() >= d);
         let parker = self.parker();
         // A waiter sleeps in the idle set like a worker, so a pusher's `notify_one` may pick
         // it. If it then leaves (its target was set) without running a job, the wake-up the
@@ -625,14 +961,18 @@ impl Ctx<'_> {
         // wake-up and passes it on when it leaves (found by the loom model
         // `wait_until_forwarding_the_wakeup_runs_the_job`).
         let mut owed = false;
-        let leave = |owed: bool| {
+        let leave = |owed: bool, set: bool| {
             if owed {
                 registry.idle.notify_one();
             }
+            set
         };
         loop {
             if target.is_set() {
-                return leave(owed);
+                return leave(owed, true);
+            }
+            if expired() {
+                return leave(owed, false);
             }
             if let Some(job) = self.find_work() {
                 owed = false;
@@ -643,7 +983,7 @@ impl Ctx<'_> {
             let mut found = false;
             while spin.next() {
                 if target.is_set() {
-                    return leave(owed);
+                    return leave(owed, true);
                 }
                 if self.has_work() {
                     found = true;
@@ -654,11 +994,14 @@ impl Ctx<'_> {
                 continue;
             }
             if !target.prepare_sleep(parker) {
-                return leave(owed);
+                return leave(owed, true);
             }
             registry.idle.announce(parker);
             if !target.is_set() && !self.has_work() {
-                parker.park();
+                match deadline {
+                    Some(d) => parker.park_timeout(d.saturating_duration_since(Instant::now())),
+                    None => parker.park(),
+                }
             }
             // Not listed any more: a pusher picked us for its job.
             owed |= !registry.idle.cancel(parker);

@@ -16,6 +16,11 @@ use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, lock};
 use crate::system::JobSystem;
 
+/// How many jobs a thread keeps offered to thieves in its deque before `join` stops
+/// queueing its second half and runs it inline (lazy task creation, Mohr, Kranz and
+/// Halstead 1991; chili's heartbeat scheduling exposes work just as sparingly).
+const JOIN_EXPOSE: usize = 1;
+
 /// A scope in which jobs may borrow from the enclosing stack frame; see
 /// [`JobSystem::scope`].
 pub struct Scope<'scope> {
@@ -108,6 +113,11 @@ impl JobSystem {
     /// Runs `a` and `b`, potentially in parallel, and returns both results. The calling
     /// thread runs `a` and then helps until `b` is done (often running `b` itself). A panic
     /// in either is re-raised after both have finished.
+    ///
+    /// `b` is offered to other threads only while the calling thread's deque is empty;
+    /// otherwise thieves already have older (larger) work to take from this thread, and
+    /// `b` runs right after `a` without touching a queue. Recursive fork-join (fib,
+    /// quicksort) so pays for queueing only where work actually moves between threads.
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -126,6 +136,18 @@ impl JobSystem {
             };
         }
         with_ctx(self.registry(), |ctx| {
+            if ctx.exposed_jobs() >= JOIN_EXPOSE {
+                // Lazy exposure: this thread already offers thieves work (the oldest,
+                // largest jobs sit at the top of its deque), so queueing `b` as well would
+                // only cost a push and a pop. Run both halves here, as with no workers;
+                // once thieves have emptied the deque, the next join offers its `b` again.
+                let ra = catch_unwind(AssertUnwindSafe(a));
+                let rb = catch_unwind(AssertUnwindSafe(b));
+                return match (ra, rb) {
+                    (Ok(ra), Ok(rb)) => (ra, rb),
+                    (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+                };
+            }
             let state = JoinState {
                 b: UnsafeCell::new(Some(b)),
                 result: UnsafeCell::new(None),

@@ -55,6 +55,21 @@ impl Parker {
         *token = false;
     }
 
+    /// Like [`park`](Self::park), but returns after `timeout` at the latest (with the
+    /// token consumed if one came).
+    #[cfg(not(loom))]
+    pub fn park_timeout(&self, timeout: std::time::Duration) {
+        let mut token = lock(&self.token);
+        if !*token {
+            token = self
+                .cv
+                .wait_timeout(token, timeout)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
+        }
+        *token = false;
+    }
+
     /// Makes a token available and wakes the parked thread, if any.
     pub fn unpark(&self) {
         let mut token = lock(&self.token);

@@ -403,7 +403,7 @@ fn inbox_two_producers_owner_pops() {
                     let inbox = inbox.clone();
                     thread::spawn(move || {
                         for id in ids {
-                            inbox.push(tally.job(id));
+                            assert!(inbox.push(tally.job(id)).is_ok(), "open inbox");
                             if id == 0 {
                                 nudge(at, 2);
                             }
@@ -436,4 +436,43 @@ fn inbox_two_producers_owner_pops() {
             assert!(at(2) < at(3), "producer B's FIFO order broken: {order:?}");
         });
     POPPED_CONCURRENTLY.assert_seen("the owner pops while the producers push");
+}
+
+/// Closing an inbox (its thread unregisters) while a producer pushes: each job is either
+/// taken by `close` (and handed on) or refused by `push` (and handed back to the
+/// producer), exactly once; none is left in the closed inbox where nobody would run it.
+/// Nudge point 0: the producer yields between its two pushes.
+#[test]
+fn inbox_close_vs_push_strands_nothing() {
+    static TALLY: Tally = Tally::new();
+    static REFUSED: Seen = Seen::new();
+    static TAKEN: Seen = Seen::new();
+    Model::new("inbox_close_vs_push_strands_nothing")
+        .nudges(1)
+        .check(|at| {
+            let tally = TALLY.reset(2);
+            let inbox = Arc::new(Inbox::new());
+            let producer = {
+                let inbox = inbox.clone();
+                thread::spawn(move || {
+                    for id in 0..2 {
+                        if let Err(job) = inbox.push(tally.job(id)) {
+                            REFUSED.mark();
+                            job.run();
+                        }
+                        nudge(at, 0);
+                    }
+                })
+            };
+            for job in inbox.close() {
+                TAKEN.mark();
+                job.run();
+            }
+            producer.join().unwrap();
+            assert!(inbox.is_closed());
+            assert!(inbox.pop().is_none(), "a job slipped into a closed inbox");
+            tally.assert_each_ran_once();
+        });
+    REFUSED.assert_seen("a push after close is refused");
+    TAKEN.assert_seen("close takes a job pushed before it");
 }
