@@ -275,8 +275,9 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
         });
         let (dv, dw) = if dynamic {
             (
-                h * (gravity * cold.gravity_scale + sim.inv_mass * cold.force),
-                h * (inv_inertia * cold.torque),
+                h * (gravity * cold.gravity_scale
+                    + sim.inv_mass * (cold.force + cold.constant_force)),
+                h * (inv_inertia * (cold.torque + cold.constant_torque)),
             )
         } else {
             (Vec3A::ZERO, Vec3A::ZERO)
