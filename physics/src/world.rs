@@ -773,6 +773,8 @@ impl World {
         let settings = CollisionSettings {
             margin: self.desc.contact_margin,
             report_persist: self.desc.report_persist_events,
+            // Not stepping: nothing moves, so no speculative growth.
+            dt: 0.0,
         };
         pipeline::update_broad_phase(
             &self.jobs,
