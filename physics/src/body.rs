@@ -23,9 +23,10 @@
 use crate::broad_phase::BroadPhaseProxy;
 use crate::error::PhysicsError;
 use crate::filter::{CollisionFilter, ObjectLayer};
+use crate::mass::MassSpec;
 use crate::material::{MaterialId, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
-use crate::shape::{Shape, Sphere};
+use crate::shape::{MassProperties, Shape, Sphere};
 
 /// A handle to a body: slot index plus generation. Small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -91,8 +92,19 @@ pub struct BodyDesc {
     pub linear_velocity: Vec3,
     /// Initial angular velocity (rad/s, world axes).
     pub angular_velocity: Vec3,
-    /// Density in kg/m³, used for dynamic bodies' mass and inertia.
+    /// Density in kg/m³, used for dynamic bodies' mass and inertia when `mass` is
+    /// [`MassSpec::FromShape`].
     pub density: f32,
+    /// Where a dynamic body's mass, inertia and centre of mass come from (default: the
+    /// shape and `density`). See [`crate::mass`].
+    pub mass: MassSpec,
+    /// Moves the centre of mass by this offset (body axes) from where `mass` puts it; the
+    /// inertia follows by the parallel-axis theorem. Zero by default.
+    pub center_of_mass_offset: Vec3,
+    /// A body without a collision shape: `shape` is ignored, nothing collides with it and
+    /// queries never hit it (an anchor for joints). A dynamic one needs
+    /// [`MassSpec::Properties`].
+    pub shapeless: bool,
     /// Friction coefficient (>= 0).
     pub friction: f32,
     /// Restitution (bounciness) in [0, 1].
@@ -135,6 +147,9 @@ impl Default for BodyDesc {
             linear_velocity: Vec3::ZERO,
             angular_velocity: Vec3::ZERO,
             density: 1000.0,
+            mass: MassSpec::FromShape,
+            center_of_mass_offset: Vec3::ZERO,
+            shapeless: false,
             friction: 0.5,
             restitution: 0.0,
             material: MaterialId::DEFAULT,
@@ -171,6 +186,30 @@ impl BodyDesc {
             shape,
             position,
             motion_type: MotionType::Static,
+            ..Self::default()
+        }
+    }
+
+    /// A static body with no shape at `position`: an anchor for joints, never collided
+    /// with or hit by queries.
+    #[must_use]
+    pub fn anchor(position: Vec3) -> Self {
+        Self {
+            position,
+            motion_type: MotionType::Static,
+            shapeless: true,
+            ..Self::default()
+        }
+    }
+
+    /// A dynamic body with no shape at `position`, moved only by gravity, forces and
+    /// (later) joints, with the given mass properties.
+    #[must_use]
+    pub fn shapeless(position: Vec3, mass: MassProperties) -> Self {
+        Self {
+            position,
+            shapeless: true,
+            mass: MassSpec::Properties(mass),
             ..Self::default()
         }
     }
@@ -257,6 +296,9 @@ pub(crate) struct Body {
     /// Accumulated force and torque, applied and cleared by the next step.
     pub force: Vec3A,
     pub torque: Vec3A,
+    /// Force and torque applied every step until changed (thrusters, wind).
+    pub constant_force: Vec3A,
+    pub constant_torque: Vec3A,
 }
 
 impl Body {

@@ -44,6 +44,11 @@ pub enum PhysicsError {
     /// The operation needs a moving body (dynamic or kinematic) and the body is static,
     /// or needs a dynamic body and it is not (forces, impulses).
     WrongMotionType,
+    /// Mass properties set by the user were invalid: the mass must be finite and > 0, the
+    /// inertia tensor symmetric and positive definite, the centre of mass (and its offset)
+    /// finite. A dynamic body without a shape needs `MassSpec::Properties`; `MassSpec::Mass`
+    /// needs a shape whose inertia it can scale.
+    InvalidMassProperties,
 }
 
 impl fmt::Display for PhysicsError {
@@ -81,6 +86,10 @@ impl fmt::Display for PhysicsError {
             PhysicsError::WrongMotionType => {
                 write!(f, "operation not valid for this body's motion type")
             }
+            PhysicsError::InvalidMassProperties => write!(
+                f,
+                "mass properties out of range (mass > 0, inertia positive definite, finite centre)"
+            ),
         }
     }
 }

@@ -35,6 +35,7 @@ pub mod events;
 pub mod filter;
 pub mod island;
 pub mod listener;
+pub mod mass;
 pub mod material;
 pub mod math;
 pub mod narrow_phase;
@@ -48,5 +49,6 @@ mod step;
 mod step_trace;
 pub mod support;
 pub mod world;
+mod world_body_api;
 
 pub use step_trace::STAGES;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use crate::body::{Bodies, BodyId, MotionType, validate_vector};
 use crate::error::PhysicsError;
 use crate::island::{self, SleepEvent};
-use crate::math::{Vec3, Vec3A};
+use crate::math::{Quat, Vec3, Vec3A};
 
 /// When a listener runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,6 +57,21 @@ impl StepListenerContext<'_> {
         Ok(self.bodies.sim(id)?.linear_velocity.into())
     }
 
+    /// A body's rotation.
+    pub fn rotation(&self, id: BodyId) -> Result<Quat, PhysicsError> {
+        Ok(self.bodies.sim(id)?.transform.rotation)
+    }
+
+    /// A body's centre of mass in world space.
+    pub fn center_of_mass(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.center.into())
+    }
+
+    /// A body's angular velocity (rad/s, world axes).
+    pub fn angular_velocity(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.sim(id)?.angular_velocity.into())
+    }
+
     /// Whether a body is asleep.
     pub fn is_sleeping(&self, id: BodyId) -> Result<bool, PhysicsError> {
         Ok(self.bodies.get(id)?.set >= crate::body::FIRST_SLEEPING_SET)
@@ -79,6 +94,14 @@ impl StepListenerContext<'_> {
         Ok(())
     }
 
+    /// Adds a torque (N·m) for this step (before) or the next (after). Wakes the body.
+    pub fn add_torque(&mut self, id: BodyId, torque: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(torque)?;
+        self.dynamic(id)?;
+        self.bodies.get_mut(id)?.torque += Vec3A::from(torque);
+        Ok(())
+    }
+
     /// Applies an impulse (N·s) at the centre of mass. Wakes the body.
     pub fn apply_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<(), PhysicsError> {
         validate_vector(impulse)?;
@@ -93,6 +116,14 @@ impl StepListenerContext<'_> {
         validate_vector(v)?;
         self.dynamic(id)?;
         self.bodies.sim_mut(id)?.linear_velocity = v.into();
+        Ok(())
+    }
+
+    /// Sets a body's angular velocity (rad/s, world axes). Wakes the body.
+    pub fn set_angular_velocity(&mut self, id: BodyId, w: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(w)?;
+        self.dynamic(id)?;
+        self.bodies.sim_mut(id)?.angular_velocity = w.into();
         Ok(())
     }
 }

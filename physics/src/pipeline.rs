@@ -30,10 +30,45 @@ use crate::narrow_phase::{ContactManifold, collide};
 /// Settings the collision stages read.
 #[derive(Clone, Copy, Debug)]
 pub struct CollisionSettings {
-    /// Speculative contact margin (m).
+    /// Speculative contact margin (m) of a pair at rest; it grows with the pair's speed
+    /// (see `speculative_margin`).
     pub margin: f32,
     /// Report `Persist` events.
     pub report_persist: bool,
+    /// The step's time (s): the speculative margin covers how far a pair can close in it.
+    pub dt: f32,
+}
+
+/// The speculative margin of a pair: the fixed margin plus how far the two bodies can
+/// approach each other during the step (Box2D v3's speculative distance, Jolt's
+/// velocity-expanded bounds). The bound is the relative speed of the centres of mass
+/// plus each body's spin times its farthest point from its centre: no point of B can
+/// close on A faster. Without it a body moving more than the fixed margin per step gets
+/// its first contact only once it is already inside the other, and its rebound starts
+/// below the surface (a 2 m drop at e = 0.3 came back to 0.068 of the height instead of
+/// e² = 0.09).
+fn speculative_margin(bodies: &Bodies, a: u32, b: u32, settings: &CollisionSettings) -> f32 {
+    if settings.dt == 0.0 {
+        return settings.margin;
+    }
+    let reach = |index: u32| {
+        let sim = bodies.sim_of(index);
+        let spin = sim.angular_velocity.length();
+        if spin == 0.0 {
+            // Also keeps a half-space's huge box out of the product.
+            return (sim.linear_velocity, 0.0);
+        }
+        let aabb = bodies.bodies[index as usize].shape.local_aabb();
+        let far = (aabb.max - sim.local_center)
+            .abs()
+            .max((aabb.min - sim.local_center).abs())
+            .length();
+        (sim.linear_velocity, spin * far)
+    };
+    let (va, spin_a) = reach(a);
+    let (vb, spin_b) = reach(b);
+    let speed = (vb - va).length() + spin_a + spin_b;
+    settings.margin + speed * settings.dt
 }
 
 /// Buffers reused from step to step so the pipeline does not allocate once warm.
@@ -244,7 +279,11 @@ fn update_contact(
         }
         return;
     }
-    let margin = if sensor { 0.0 } else { settings.margin };
+    let margin = if sensor {
+        0.0
+    } else {
+        speculative_margin(bodies, c.body_a, c.body_b, settings)
+    };
     manifold.points.clear();
     let touching = collide(
         &ba.shape,

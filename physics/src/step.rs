@@ -54,10 +54,11 @@ fn span(cx: &TaskContext<'_>, name: &'static str, f: impl FnOnce()) {
     jobs.record_span(name, start, jobs.now_ns());
 }
 
-fn collision_settings(desc: &WorldDesc) -> CollisionSettings {
+fn collision_settings(desc: &WorldDesc, dt: f32) -> CollisionSettings {
     CollisionSettings {
         margin: desc.contact_margin,
         report_persist: desc.report_persist_events,
+        dt,
     }
 }
 
@@ -130,19 +131,21 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let bodies = cx.read::<Bodies>();
                 let bp = cx.read::<BroadPhase>();
                 let desc = cx.read::<WorldDesc>();
+                let dt = cx.read::<StepDt>().0;
                 let mut contacts = cx.write::<ContactManager>();
                 pipeline::update_contacts(
                     cx.jobs(),
                     &bodies,
                     &bp,
                     &mut contacts,
-                    &collision_settings(&desc),
+                    &collision_settings(&desc, dt),
                 );
             });
         })
         .reads::<Bodies>()
         .reads::<BroadPhase>()
         .reads::<WorldDesc>()
+        .reads::<StepDt>()
         .writes::<ContactManager>()
         .after([find])
         .id();
@@ -154,7 +157,11 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let mut events = cx.write::<Events>();
                 let mut bodies = cx.write::<Bodies>();
                 let mut sleep = cx.write::<SleepEvents>();
-                pipeline::finish_contacts(&mut contacts, &collision_settings(&desc), &mut events);
+                pipeline::finish_contacts(
+                    &mut contacts,
+                    &collision_settings(&desc, 0.0),
+                    &mut events,
+                );
                 events.sort();
                 island::wake_touched(&mut bodies, &mut contacts, &mut sleep.0);
             });

@@ -185,20 +185,15 @@ impl World {
         if desc.layer >= self.desc.layers.count() {
             return Err(PhysicsError::InvalidLayer(desc.layer));
         }
-        let is_half_space = desc.shape.kind() == ShapeKind::HalfSpace;
+        let is_half_space = !desc.shapeless && desc.shape.kind() == ShapeKind::HalfSpace;
         if is_half_space && desc.motion_type != MotionType::Static {
             return Err(PhysicsError::InfiniteShapeOnMovingBody);
         }
         let (mass, local_center, inv_inertia) = if desc.motion_type == MotionType::Dynamic {
-            if !(desc.density.is_finite() && desc.density > 0.0) {
-                return Err(PhysicsError::NonPositiveDensity);
-            }
-            let mp = desc.shape.mass_properties(desc.density)?;
-            let inv = mp.inertia.inverse();
-            if !(mp.mass > 0.0 && mp.mass.is_finite() && inv.is_finite()) {
-                return Err(PhysicsError::NonPositiveDensity);
-            }
-            (mp.mass, mp.center_of_mass, inv)
+            let shape = (!desc.shapeless).then_some(&desc.shape);
+            let mp =
+                crate::mass::resolve(shape, desc.density, desc.mass, desc.center_of_mass_offset)?;
+            (mp.mass, mp.center_of_mass, mp.inertia.inverse())
         } else {
             (0.0, Vec3A::ZERO, Mat3A::ZERO)
         };
@@ -227,12 +222,19 @@ impl World {
             layer: desc.layer,
             filter: desc.filter,
             allow_sleep: desc.allow_sleep,
-            motion_quality: desc.motion_quality,
+            // Nothing to sweep without a shape.
+            motion_quality: if desc.shapeless {
+                MotionQuality::Discrete
+            } else {
+                desc.motion_quality
+            },
             user_data: desc.user_data,
             proxy: None,
             sleep_time: 0.0,
             force: Vec3A::ZERO,
             torque: Vec3A::ZERO,
+            constant_force: Vec3A::ZERO,
+            constant_torque: Vec3A::ZERO,
         };
         let sim = BodySim {
             transform,
@@ -256,6 +258,10 @@ impl World {
         };
         let set = if moving { AWAKE_SET } else { STATIC_SET };
         let id = self.bodies.insert(body, sim, set)?;
+        if desc.shapeless {
+            // No proxy: the broad phase never pairs it and queries never see it.
+            return Ok(id);
+        }
         let aabb = desc.shape.world_aabb(&transform);
         let kind = if moving {
             ProxyKind::Moving
@@ -426,10 +432,15 @@ impl World {
         Ok(())
     }
 
-    /// The world-space bounding box of a body's shape.
+    /// The world-space bounding box of a body's shape (the point at its origin for a body
+    /// without a shape).
     pub fn body_aabb(&self, id: BodyId) -> Result<Aabb, PhysicsError> {
         let b = self.bodies.get(id)?;
-        Ok(b.shape.world_aabb(&self.bodies.sim(id)?.transform))
+        let transform = self.bodies.sim(id)?.transform;
+        if b.proxy.is_none() {
+            return Ok(Aabb::new(transform.translation, transform.translation));
+        }
+        Ok(b.shape.world_aabb(&transform))
     }
 
     /// Never lets `a` and `b` collide (any existing contact ends at the next update).
@@ -450,8 +461,10 @@ impl World {
         self.bodies.get(b)?;
         self.exclusions.remove(a, b);
         // The pair is found again when one of them next leaves its fat box; make that now.
-        self.broad_phase
-            .touch_proxy(self.bodies.get(a)?.proxy.expect("live bodies have proxies"));
+        // (A body without a shape has no proxy and never pairs.)
+        if let Some(proxy) = self.bodies.get(a)?.proxy {
+            self.broad_phase.touch_proxy(proxy);
+        }
         Ok(())
     }
 
@@ -760,6 +773,8 @@ impl World {
         let settings = CollisionSettings {
             margin: self.desc.contact_margin,
             report_persist: self.desc.report_persist_events,
+            // Not stepping: nothing moves, so no speculative growth.
+            dt: 0.0,
         };
         pipeline::update_broad_phase(
             &self.jobs,

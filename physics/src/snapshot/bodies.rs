@@ -241,6 +241,8 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         sleep_time,
         force,
         torque,
+        constant_force,
+        constant_torque,
     } = body;
     w.u32(*set);
     w.u32(*local);
@@ -274,13 +276,16 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         MotionQuality::LinearCast => 1,
     });
     w.u64(*user_data);
-    write_proxy(
-        w,
-        proxy.expect("live bodies have proxies (none only during creation)"),
-    );
+    // A body without a shape has no proxy.
+    w.bool(proxy.is_some());
+    if let Some(proxy) = proxy {
+        write_proxy(w, *proxy);
+    }
     w.f32(*sleep_time);
     w.vec3(*force);
     w.vec3(*torque);
+    w.vec3(*constant_force);
+    w.vec3(*constant_torque);
 }
 
 fn read_body(
@@ -341,14 +346,21 @@ fn read_body(
         _ => return Err(SnapshotError::Corrupt("unknown motion quality")),
     };
     let user_data = r.u64()?;
-    let proxy = read_proxy(r)?;
-    check(
-        (proxy.kind == ProxyKind::Static) == (motion_type == MotionType::Static),
-        "a body's proxy is in the wrong tree",
-    )?;
+    let proxy = if r.bool()? {
+        let proxy = read_proxy(r)?;
+        check(
+            (proxy.kind == ProxyKind::Static) == (motion_type == MotionType::Static),
+            "a body's proxy is in the wrong tree",
+        )?;
+        Some(proxy)
+    } else {
+        None
+    };
     let sleep_time = r.finite("non-finite sleep time")?;
     let force = r.finite_vec3("non-finite force")?;
     let torque = r.finite_vec3("non-finite torque")?;
+    let constant_force = r.finite_vec3("non-finite force")?;
+    let constant_torque = r.finite_vec3("non-finite torque")?;
     Ok(Body {
         generation,
         alive: true,
@@ -372,10 +384,12 @@ fn read_body(
         allow_sleep,
         motion_quality,
         user_data,
-        proxy: Some(proxy),
+        proxy,
         sleep_time,
         force,
         torque,
+        constant_force,
+        constant_torque,
     })
 }
 
@@ -408,6 +422,8 @@ fn dead_body(generation: u32) -> Body {
         sleep_time: 0.0,
         force: Vec3A::ZERO,
         torque: Vec3A::ZERO,
+        constant_force: Vec3A::ZERO,
+        constant_torque: Vec3A::ZERO,
     }
 }
 

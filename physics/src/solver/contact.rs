@@ -358,10 +358,12 @@ impl ContactConstraint {
             let lambda =
                 -p.normal_mass * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(0.0);
-            if use_bias && new > 0.0 {
+            if new > 0.0 {
                 // The approach speed at the moment the point starts pushing (for
                 // restitution): the start-of-step value misses the gravity gained during
-                // the step before the hit.
+                // the step before the hit. Recorded in the relax pass too: a speculative
+                // point often closes its gap there, and then the solve pass of the next
+                // substep only sees the slowed body.
                 p.relative_velocity = p.relative_velocity.min(vn);
             }
             let delta = new - p.normal_impulse;

@@ -495,13 +495,12 @@ impl ContactBundle {
             let lambda =
                 p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(zero);
-            if use_bias {
-                p.relative_velocity = FloatW::select(
-                    new.gt(zero),
-                    p.relative_velocity.min(vn),
-                    p.relative_velocity,
-                );
-            }
+            // In both passes: see the scalar `ContactConstraint::solve`.
+            p.relative_velocity = FloatW::select(
+                new.gt(zero),
+                p.relative_velocity.min(vn),
+                p.relative_velocity,
+            );
             let delta = new - p.normal_impulse;
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);

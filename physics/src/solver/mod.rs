@@ -104,6 +104,13 @@ struct BodyParams {
     max_linear_speed: f32,
     max_angular_speed: f32,
     dynamic: bool,
+    /// The inertia is not isotropic, so a spinning body feels the gyroscopic torque
+    /// `-w × (I w)` (see `gyroscopic_substep`); false for spheres and cubes, which skip it.
+    gyroscopic: bool,
+    /// Rotation at the start of the step (the current one is `dq * rotation0`).
+    rotation0: Quat,
+    /// Inertia about the centre of mass in local axes (zero unless `gyroscopic`).
+    inertia_local: Mat3A,
     /// A dynamic body in no constraint this step: all its substeps are integrated at once
     /// (see `free_flight`) and the per-substep passes skip it.
     free: bool,
@@ -275,16 +282,25 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
         });
         let (dv, dw) = if dynamic {
             (
-                h * (gravity * cold.gravity_scale + sim.inv_mass * cold.force),
-                h * (inv_inertia * cold.torque),
+                h * (gravity * cold.gravity_scale
+                    + sim.inv_mass * (cold.force + cold.constant_force)),
+                h * (inv_inertia * (cold.torque + cold.constant_torque)),
             )
         } else {
             (Vec3A::ZERO, Vec3A::ZERO)
         };
+        let gyroscopic = dynamic && !is_isotropic(&sim.inv_inertia_local);
         s.params.push(BodyParams {
             dv,
             carry: sim.velocity_carry,
             dw,
+            gyroscopic,
+            rotation0: sim.transform.rotation,
+            inertia_local: if gyroscopic {
+                sim.inv_inertia_local.inverse()
+            } else {
+                Mat3A::ZERO
+            },
             linear_damping: 1.0 / (1.0 + h * cold.linear_damping),
             angular_damping: 1.0 / (1.0 + h * cold.angular_damping),
             max_linear_speed: cold.max_linear_speed,
@@ -296,6 +312,21 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
             substeps: s.constants.substeps,
         });
     }
+}
+
+/// Whether an inverse inertia is a multiple of the identity (to f32 rounding): then
+/// `w × (I w)` is zero and the gyroscopic step is skipped.
+fn is_isotropic(inv_inertia: &Mat3A) -> bool {
+    let d = Vec3A::new(
+        inv_inertia.x_axis.x,
+        inv_inertia.y_axis.y,
+        inv_inertia.z_axis.z,
+    );
+    let tol = 1e-6 * d.max_element();
+    (d.max_element() - d.min_element()) <= tol
+        && inv_inertia.x_axis.y.abs() <= tol
+        && inv_inertia.x_axis.z.abs() <= tol
+        && inv_inertia.y_axis.z.abs() <= tol
 }
 
 /// The awake index of a body if the solver may move it.
@@ -541,7 +572,11 @@ fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
     let sum = b.v + dv;
     p.carry = (sum - b.v) - dv;
     let mut v = sum * p.linear_damping;
-    let mut w = (b.w + p.dw) * p.angular_damping;
+    let mut w = b.w + p.dw;
+    if p.gyroscopic {
+        w = gyroscopic_substep(w, b.dq * p.rotation0, &p.inertia_local, p.h);
+    }
+    let mut w = w * p.angular_damping;
     let vl = v.length_squared();
     if vl > p.max_linear_speed * p.max_linear_speed {
         v *= p.max_linear_speed / vl.sqrt();
@@ -552,6 +587,31 @@ fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
     }
     b.v = v;
     b.w = w;
+}
+
+/// The gyroscopic term of Euler's equations, `I dw/dt = -w × (I w)`, over one substep,
+/// integrated implicitly (backward Euler, one Newton step; Catto, "Numerical Methods",
+/// GDC 2015). In body axes, where `I` is constant, `f(w) = h w × (I w)` and the Jacobian
+/// `J = I + h (skew(w) I - skew(I w))` give `w' = w - J⁻¹ f`. Explicit Euler would make a
+/// spinning body gain energy and blow up; the implicit step loses a little instead, so
+/// the kinetic energy never grows and the angular momentum keeps its direction to the
+/// step's accuracy. Without the term, a spin about a skew axis keeps its world direction
+/// while its angular momentum swings, and the intermediate-axis flip never happens.
+#[inline]
+fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f32) -> Vec3A {
+    let wb = rotation.inverse() * w;
+    let iw = *inertia * wb;
+    let f = h * wb.cross(iw);
+    let skew = |v: Vec3A| {
+        Mat3A::from_cols(
+            Vec3A::new(0.0, v.z, -v.y),
+            Vec3A::new(-v.z, 0.0, v.x),
+            Vec3A::new(v.y, -v.x, 0.0),
+        )
+    };
+    let jacobian = *inertia + (skew(wb) * *inertia - skew(iw)) * h;
+    let wb = wb - jacobian.inverse() * f;
+    rotation * wb
 }
 
 /// One substep of position integration.
@@ -607,7 +667,7 @@ fn integrate_free(jobs: &JobSystem, s: &mut SolverScratch) {
 }
 
 /// All substeps of a body no constraint touches. In the common case (no damping, no
-/// torque, within the speed limits) this is the substep loop's closed form: with
+/// torque, no gyroscopic term, within the speed limits) this is the substep loop's closed form: with
 /// `v_k = v_0 + k dv`, the body moves `h (n v_0 + dv n (n + 1) / 2)`, and a constant
 /// angular velocity turns it by `n` times the substep's rotation, whose half angle is
 /// `atan(h |w| / 2)` (the normalised `1 + h w / 2`). Otherwise it runs the loop itself.
@@ -619,6 +679,7 @@ fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
     let closed = p.linear_damping == 1.0
         && p.angular_damping == 1.0
         && p.dw == Vec3A::ZERO
+        && !p.gyroscopic
         // |v_k| is convex in k, so the ends bound every substep.
         && b.v.length_squared() <= max_v2
         && v_end.length_squared() <= max_v2
@@ -694,6 +755,9 @@ mod tests {
             max_linear_speed: 500.0,
             max_angular_speed: 50.0,
             dynamic: true,
+            gyroscopic: false,
+            rotation0: Quat::IDENTITY,
+            inertia_local: Mat3A::ZERO,
             free: true,
             h: 1.0 / 600.0,
             substeps: 10,
