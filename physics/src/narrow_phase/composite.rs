@@ -48,6 +48,9 @@ const MAX_GATHERED: usize = 32;
 /// Part normals farther than this from the chosen normal (cos 60°) are dropped.
 const MIN_PART_COS: f32 = 0.5;
 
+/// Part points closer than this (m) on A are one point.
+const SAME_POINT: f32 = 1e-3;
+
 /// Barycentric coordinate below which a point counts as on an edge.
 const EDGE_EPS: f32 = 1e-3;
 
@@ -106,10 +109,20 @@ impl Gather {
         let mut kept = ArrayVec::<WorldPoint, MAX_GATHERED>::new();
         for (p, pn) in &self.points {
             let c = pn.dot(n);
-            if c >= MIN_PART_COS {
-                let mut p = *p;
-                p.separation *= c;
-                kept.push(p);
+            if c < MIN_PART_COS {
+                continue;
+            }
+            let mut p = *p;
+            p.separation *= c;
+            // Two parts touching at one spot (a point on a shared edge seen by both
+            // triangles) give one contact point, not two that split its impulse.
+            match kept
+                .iter_mut()
+                .find(|q| (q.on_a - p.on_a).length_squared() < SAME_POINT * SAME_POINT)
+            {
+                Some(q) if p.separation < q.separation => *q = p,
+                Some(_) => {}
+                None => kept.push(p),
             }
         }
         out.set_from_world(n, ia, ib, &kept);
@@ -230,8 +243,8 @@ fn face_normal_towards_b(ia: &Isometry, tri: &Triangle, ib: &Isometry) -> Vec3A 
 }
 
 /// The manifold of `a` against the triangle's plane along world normal `n` (A to B):
-/// A's support face clipped to the triangle, or A's support point when nothing of the
-/// face lies over the triangle.
+/// A's support face clipped to the triangle; none when nothing of it lies over the
+/// triangle.
 fn along_face(
     a: &dyn ConvexSupport,
     ia: &Isometry,
@@ -262,18 +275,10 @@ fn along_face(
         margin,
         &mut pts,
     );
+    // Nothing of A's face lies over this triangle: the neighbour across the inactive
+    // edge (which exists, or the edge would be active) carries the contact.
     if pts.is_empty() {
-        let p = ia.transform_point(a.support(ia.inverse_transform_vector(n)));
-        let sep = (face_b[0] - p).dot(n);
-        if sep > margin {
-            return false;
-        }
-        pts.push(WorldPoint {
-            on_a: p,
-            on_b: p + sep * n,
-            separation: sep,
-            feature: feature::simple(feature::TRIANGLE, 63),
-        });
+        return false;
     }
     out.set_from_world(n, ia, ib, &pts);
     true
