@@ -40,7 +40,8 @@ use crate::island::{self, SleepEvent};
 use crate::material::MaterialMixing;
 use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::narrow_phase::{ContactManifold, closest_points, collide};
-use crate::shape::Shape;
+use crate::shape::{HalfSpace, Shape, for_each_triangle};
+use crate::support::ConvexSupport;
 
 /// A body is cast when it moved more than this fraction of its inner radius in a step.
 pub const CCD_MOTION_FRACTION: f32 = 0.5;
@@ -312,10 +313,10 @@ pub(crate) fn cast_body(
 /// `t * translation` from `pose_a`, comes within `skin` of B at `pose_b`, with the
 /// normal (A towards B) and A's closest point there (in the world, A at `t`).
 ///
-/// Conservative advancement: the distance between convex shapes under a linear
-/// translation is a convex function of `t` whose slope is `-normal · translation`, so
-/// stepping by `(distance - skin) / approach speed` never passes the first touch. A pair
-/// that already touches at `t = 0` only counts when A would sink `allowance` deeper.
+/// Composite shapes are cast part by part (compound children, the triangles of a mesh or
+/// heightfield under the sweep), keeping the earliest hit (the first part on ties).
+/// A mesh or heightfield cannot be the swept shape (they are static or kinematic and never
+/// CCD candidates), nor a half-space.
 #[allow(clippy::too_many_arguments)] // two shapes with their poses, the sweep, three tolerances
 pub(crate) fn linear_cast(
     a: &Shape,
@@ -327,7 +328,140 @@ pub(crate) fn linear_cast(
     skin: f32,
     allowance: f32,
 ) -> Option<(f32, Vec3A, Vec3A)> {
-    let a_convex = a.as_convex()?;
+    let mut best: Option<(f32, Vec3A, Vec3A)> = None;
+    let keep = |hit: Option<(f32, Vec3A, Vec3A)>, best: &mut Option<(f32, Vec3A, Vec3A)>| {
+        if let Some(h) = hit {
+            if best.is_none_or(|b| h.0 < b.0) {
+                *best = Some(h);
+            }
+        }
+    };
+    match (a, b) {
+        (Shape::Compound(c), _) => {
+            for child in c.children() {
+                let limit = best.map_or(max_fraction, |h| h.0);
+                let pose = pose_a.mul_isometry(&child.pose);
+                let hit = linear_cast(
+                    &child.shape,
+                    &pose,
+                    translation,
+                    b,
+                    pose_b,
+                    limit,
+                    skin,
+                    allowance,
+                );
+                keep(hit, &mut best);
+            }
+            best
+        }
+        (_, Shape::Compound(c)) => {
+            let swept = swept_box_in(a, pose_a, translation, pose_b, skin);
+            c.query(&swept, |k| {
+                let child = &c.children()[k as usize];
+                let limit = best.map_or(max_fraction, |h| h.0);
+                let pose = pose_b.mul_isometry(&child.pose);
+                let hit = linear_cast(
+                    a,
+                    pose_a,
+                    translation,
+                    &child.shape,
+                    &pose,
+                    limit,
+                    skin,
+                    allowance,
+                );
+                keep(hit, &mut best);
+                true
+            });
+            best
+        }
+        (_, Shape::TriangleMesh(_) | Shape::HeightField(_)) => {
+            let a_convex = a.as_convex()?;
+            let swept = swept_box_in(a, pose_a, translation, pose_b, skin);
+            for_each_triangle(b, &swept, |_, tri| {
+                let limit = best.map_or(max_fraction, |h| h.0);
+                let hit = cast_convex(
+                    a_convex,
+                    pose_a,
+                    translation,
+                    Target::Convex(&tri),
+                    pose_b,
+                    limit,
+                    skin,
+                    allowance,
+                );
+                keep(hit, &mut best);
+                true
+            });
+            best
+        }
+        (_, Shape::HalfSpace(h)) => cast_convex(
+            a.as_convex()?,
+            pose_a,
+            translation,
+            Target::HalfSpace(h),
+            pose_b,
+            max_fraction,
+            skin,
+            allowance,
+        ),
+        _ => cast_convex(
+            a.as_convex()?,
+            pose_a,
+            translation,
+            Target::Convex(b.as_convex()?),
+            pose_b,
+            max_fraction,
+            skin,
+            allowance,
+        ),
+    }
+}
+
+/// The box swept by `a` (from `pose_a` along `translation`) in the frame `pose_b`, grown by
+/// `skin`.
+fn swept_box_in(
+    a: &Shape,
+    pose_a: &Isometry,
+    translation: Vec3A,
+    pose_b: &Isometry,
+    skin: f32,
+) -> Aabb {
+    let to_b = pose_b.inverse();
+    let start = to_b.mul_isometry(pose_a);
+    let end = Isometry {
+        rotation: start.rotation,
+        translation: start.translation + to_b.transform_vector(translation),
+    };
+    a.world_aabb(&start)
+        .union(&a.world_aabb(&end))
+        .expanded(skin.max(1e-4))
+}
+
+/// What a convex shape is cast against.
+enum Target<'a> {
+    HalfSpace(&'a HalfSpace),
+    Convex(&'a dyn ConvexSupport),
+}
+
+/// [`linear_cast`] of one convex shape against one convex target.
+///
+/// Conservative advancement: the distance between convex shapes under a linear
+/// translation is a convex function of `t` whose slope is `-normal · translation`, so
+/// stepping by `(distance - skin) / approach speed` never passes the first touch. A pair
+/// that already touches at `t = 0` only counts when A would sink `allowance` deeper.
+#[allow(clippy::too_many_arguments)]
+fn cast_convex(
+    a_convex: &dyn ConvexSupport,
+    pose_a: &Isometry,
+    translation: Vec3A,
+    b: Target<'_>,
+    pose_b: &Isometry,
+    max_fraction: f32,
+    skin: f32,
+    allowance: f32,
+) -> Option<(f32, Vec3A, Vec3A)> {
     // Distance, normal (A towards B) and A's closest point at fraction t.
     let distance = |t: f32| -> (f32, Vec3A, Vec3A) {
         let moved = Isometry {
@@ -335,13 +469,12 @@ pub(crate) fn linear_cast(
             translation: pose_a.translation + translation * t,
         };
         match b {
-            Shape::HalfSpace(h) => {
+            Target::HalfSpace(h) => {
                 // The plane's outward normal points from B to A.
                 let (d, n, deepest) = h.distance_to(pose_b, a_convex, &moved);
                 (d, -n, deepest)
             }
-            _ => {
-                let b_convex = b.as_convex().expect("only the half-space is not convex");
+            Target::Convex(b_convex) => {
                 let cp = closest_points(a_convex, &moved, b_convex, pose_b);
                 (cp.separation, cp.normal, cp.point_a)
             }

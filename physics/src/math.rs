@@ -1,7 +1,7 @@
 //! Math types shared by every part of the engine: glam's SIMD-friendly `Vec3A`,
 //! `Quat` and `Mat3A` in f32, plus a rigid transform.
 
-pub use glam::{Mat3A, Quat, Vec3, Vec3A};
+pub use glam::{Mat3A, Quat, Vec2, Vec3, Vec3A};
 
 /// A rigid transform: rotation followed by translation (`p' = rotation * p + translation`).
 #[derive(Clone, Copy, Debug, PartialEq)]

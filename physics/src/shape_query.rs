@@ -11,7 +11,7 @@ use crate::aabb::Aabb;
 use crate::body::BodyId;
 use crate::ccd::linear_cast;
 use crate::math::{Isometry, Vec3, Vec3A};
-use crate::narrow_phase::closest_points;
+use crate::narrow_phase::{ContactManifold, closest_points, collide};
 use crate::query::{QueryFilter, RayHit};
 use crate::shape::Shape;
 use crate::world::World;
@@ -59,7 +59,8 @@ fn pose_is_finite(pose: &Isometry) -> bool {
 impl World {
     /// Sweeps `shape` from `pose` along `translation` and returns the first body it hits
     /// (ties broken by body id), or `None` when it hits nothing, when the inputs are not
-    /// finite, or when `shape` is a half-space (which cannot move).
+    /// finite, or when `shape` is a half-space, mesh or heightfield (which are not swept;
+    /// compounds are).
     #[must_use]
     pub fn cast_shape(
         &self,
@@ -68,7 +69,9 @@ impl World {
         translation: Vec3,
         filter: &QueryFilter,
     ) -> Option<ShapeCastHit> {
-        shape.as_convex()?;
+        if shape.as_convex().is_none() && !matches!(shape, Shape::Compound(_)) {
+            return None;
+        }
         if !pose_is_finite(&pose) || !translation.is_finite() {
             return None;
         }
@@ -110,7 +113,8 @@ impl World {
     }
 
     /// Every body whose shape overlaps `shape` at `pose` (touching counts), ordered by id.
-    /// Empty when the pose is not finite or `shape` is a half-space.
+    /// Empty when the pose is not finite or `shape` is a half-space, mesh or heightfield
+    /// (compounds may be the query shape).
     #[must_use]
     pub fn overlap_shape(
         &self,
@@ -119,9 +123,10 @@ impl World {
         filter: &QueryFilter,
     ) -> Vec<BodyId> {
         let mut out = Vec::new();
-        let Some(convex) = shape.as_convex() else {
+        let convex = shape.as_convex();
+        if convex.is_none() && !matches!(shape, Shape::Compound(_)) {
             return out;
-        };
+        }
         if !pose_is_finite(&pose) {
             return out;
         }
@@ -132,11 +137,24 @@ impl World {
             }
             let other = &self.bodies.bodies[body as usize];
             let other_pose = self.bodies.sim_of(body).transform;
-            let separation = match &other.shape {
-                Shape::HalfSpace(h) => h.distance_to(&other_pose, convex, &pose).0,
-                s => {
-                    let oc = s.as_convex().expect("only the half-space is not convex");
+            let separation = match (convex, &other.shape) {
+                (Some(convex), Shape::HalfSpace(h)) => h.distance_to(&other_pose, convex, &pose).0,
+                (Some(convex), s) if s.as_convex().is_some() => {
+                    let oc = s.as_convex().expect("checked just above");
                     closest_points(convex, &pose, oc, &other_pose).separation
+                }
+                // Composite on either side: the narrow phase's manifold at zero margin has
+                // points exactly when the shapes touch or overlap.
+                (_, s) => {
+                    let mut m = ContactManifold::default();
+                    if collide(shape, &pose, s, &other_pose, 0.0, &mut m) {
+                        m.points
+                            .iter()
+                            .map(|p| p.separation)
+                            .fold(f32::INFINITY, f32::min)
+                    } else {
+                        f32::INFINITY
+                    }
                 }
             };
             if separation <= 0.0 {

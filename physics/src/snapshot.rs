@@ -60,6 +60,7 @@
 
 mod bodies;
 mod broad_phase;
+mod composite_shapes;
 mod contacts;
 mod wire;
 

@@ -32,7 +32,12 @@ const MIN_REFERENCE_COS: f32 = 0.7;
 
 /// The support face of `shape` along world direction `dir`, in world space, and a face
 /// id from the dominant axis of the local direction.
-fn world_face(shape: &dyn ConvexSupport, iso: &Isometry, dir: Vec3A, out: &mut SupportFace) -> u32 {
+pub(super) fn world_face(
+    shape: &dyn ConvexSupport,
+    iso: &Isometry,
+    dir: Vec3A,
+    out: &mut SupportFace,
+) -> u32 {
     let local = iso.inverse_transform_vector(dir);
     shape.support_face(local, out);
     for p in out.iter_mut() {

@@ -259,6 +259,7 @@ pub(crate) mod feature {
     pub const CONVEX: u32 = 5;
     pub const HALF_SPACE: u32 = 6;
     pub const CAPSULE_BOX: u32 = 7;
+    pub const TRIANGLE: u32 = 8;
 
     /// Kinds of clipped points.
     pub const INCIDENT_VERTEX: u32 = 0;

@@ -13,6 +13,11 @@
 //! | box–box | 15-axis SAT + reference/incident face clipping | `box_box.rs` |
 //! | anything–half-space | lowest vertices / support face against the plane | `half_space.rs` |
 //! | everything else (cylinders, hulls) | GJK/EPA on the cores + face clipping | `convex.rs`, `gjk.rs`, `epa.rs`, `clip.rs` |
+//! | compound–anything, convex–mesh, convex–heightfield | parts through the shape's tree or grid, one merged manifold, internal-edge handling | `composite.rs` |
+//!
+//! Composite shapes are dispatched before the table. Pairs that never collide: two
+//! half-spaces, and a mesh or heightfield against a mesh, heightfield or half-space
+//! (static level geometry; a compound's children do meet all three).
 //!
 //! Every routine reports the normal from A to B (world, unit), points on both surfaces in
 //! each body's frame, signed separations (speculative points up to `margin` apart are
@@ -23,6 +28,7 @@
 mod box_box;
 mod capsule;
 mod clip;
+mod composite;
 mod convex;
 mod epa;
 mod gjk;
@@ -115,7 +121,9 @@ fn convex_convex(
 /// exist for `a <= b` only; two half-spaces never collide.
 #[must_use]
 pub fn pair_routine(a: ShapeKind, b: ShapeKind) -> Option<PairFn> {
-    use ShapeKind::{Box, Capsule, ConvexHull, Cylinder, HalfSpace, Sphere};
+    use ShapeKind::{
+        Box, Capsule, Compound, ConvexHull, Cylinder, HalfSpace, HeightField, Sphere, TriangleMesh,
+    };
     let f: PairFn = match (a, b) {
         (Sphere, Sphere) => sphere_sphere,
         (Sphere, Box) => sphere_box,
@@ -127,6 +135,10 @@ pub fn pair_routine(a: ShapeKind, b: ShapeKind) -> Option<PairFn> {
         (Sphere | Box | Capsule | Cylinder | ConvexHull, HalfSpace) => any_half_space,
         (HalfSpace, HalfSpace) => return None,
         (Box | Capsule | Cylinder | ConvexHull | HalfSpace, _) => return None,
+        // Composite shapes go through `composite::collide_composite`, not the table.
+        (Compound | TriangleMesh | HeightField, _) | (_, Compound | TriangleMesh | HeightField) => {
+            return None;
+        }
     };
     Some(f)
 }
@@ -143,7 +155,9 @@ pub fn collide(
     out: &mut ContactManifold,
 ) -> bool {
     out.clear();
-    let hit = if let Some(f) = pair_routine(a.kind(), b.kind()) {
+    let hit = if a.is_composite() || b.is_composite() {
+        composite::collide_composite(a, iso_a, b, iso_b, margin, out)
+    } else if let Some(f) = pair_routine(a.kind(), b.kind()) {
         f(a, iso_a, b, iso_b, margin, out)
     } else if let Some(f) = pair_routine(b.kind(), a.kind()) {
         let hit = f(b, iso_b, a, iso_a, margin, out);

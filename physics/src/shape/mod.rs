@@ -1,4 +1,6 @@
-//! Collision shapes: sphere, box, capsule, cylinder, convex hull, half-space.
+//! Collision shapes: sphere, box, capsule, cylinder, convex hull, half-space, and the
+//! composite shapes a level is made of: compounds of convex children, triangle meshes and
+//! heightfields.
 //!
 //! Every shape lives in its body's local frame, centred at the local origin (hulls may be
 //! off-centre: their centre of mass is computed). Each convex shape answers the questions
@@ -6,16 +8,31 @@
 //! the questions the rest of the engine asks (bounding box, mass properties, ray cast).
 //! Shapes are cheap to clone: hulls sit behind an `Arc`.
 //!
+//! Composite shapes are never convex as a whole: the narrow phase, queries and CCD visit
+//! their parts (children, triangles) near the other shape through the shape's own tree or
+//! grid (`narrow_phase/composite.rs`). Meshes and heightfields have no mass (static or
+//! kinematic bodies only).
+//!
 //! Constructors validate their input and return [`ShapeError`]; a `Shape` that exists is
 //! valid, so nothing downstream re-checks it.
 
+mod bvh;
+mod compound;
 mod convex_hull;
+mod heightfield;
+mod mesh;
 mod primitives;
+mod triangle;
 
 use std::sync::Arc;
 
+pub use bvh::Bvh;
+pub use compound::{Compound, CompoundChild};
 pub use convex_hull::{ConvexHull, HullFace};
+pub use heightfield::HeightField;
+pub use mesh::TriangleMesh;
 pub use primitives::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
+pub use triangle::{ALL_EDGES_ACTIVE, Triangle};
 
 use crate::aabb::Aabb;
 use crate::math::{Isometry, Mat3A, Vec3, Vec3A};
@@ -41,8 +58,22 @@ pub enum ShapeError {
     Degenerate,
     /// Density must be finite and positive to compute a mass.
     NonPositiveDensity,
-    /// A half-space has no finite mass. Use it for static ground only.
+    /// A half-space, mesh or heightfield has no finite mass. Use it for static (or, for
+    /// meshes and heightfields, kinematic) bodies only.
     InfiniteShape,
+    /// A mesh with no triangles or a compound with no children. Give at least one.
+    Empty,
+    /// A compound child that is not convex (a half-space, mesh, heightfield or another
+    /// compound). Flatten nested compounds into one list of convex children.
+    NonConvexChild,
+    /// Triangle `n` names a vertex index past the end of the vertex list.
+    IndexOutOfRange(u32),
+    /// Triangle `n` has (nearly) zero area: repeated or collinear vertices. Remove it.
+    DegenerateTriangle(u32),
+    /// A list has the wrong length: heightfield samples other than `nx * nz` (or fewer
+    /// than 2 per side), hole flags other than one per cell, materials other than one per
+    /// triangle.
+    WrongCount,
 }
 
 impl std::fmt::Display for ShapeError {
@@ -53,7 +84,14 @@ impl std::fmt::Display for ShapeError {
             ShapeError::TooFewPoints => "a convex hull needs at least 4 distinct points",
             ShapeError::Degenerate => "the points are collinear or coplanar",
             ShapeError::NonPositiveDensity => "density must be finite and positive",
-            ShapeError::InfiniteShape => "a half-space has no finite mass",
+            ShapeError::InfiniteShape => "a half-space, mesh or heightfield has no finite mass",
+            ShapeError::Empty => "a mesh or compound needs at least one part",
+            ShapeError::NonConvexChild => "compound children must be convex",
+            ShapeError::IndexOutOfRange(t) => {
+                return write!(f, "triangle {t} has an index out of range");
+            }
+            ShapeError::DegenerateTriangle(t) => return write!(f, "triangle {t} is degenerate"),
+            ShapeError::WrongCount => "a list has the wrong number of entries",
         };
         f.write_str(s)
     }
@@ -76,6 +114,12 @@ pub enum ShapeKind {
     ConvexHull,
     /// [`HalfSpace`].
     HalfSpace,
+    /// [`Compound`].
+    Compound,
+    /// [`TriangleMesh`].
+    TriangleMesh,
+    /// [`HeightField`].
+    HeightField,
 }
 
 /// Mass, centre of mass and inertia (about the centre of mass, local axes).
@@ -113,6 +157,12 @@ pub enum Shape {
     ConvexHull(Arc<ConvexHull>),
     /// A half-space (static ground).
     HalfSpace(HalfSpace),
+    /// Convex children at their own poses.
+    Compound(Arc<Compound>),
+    /// A triangle mesh (static or kinematic bodies).
+    TriangleMesh(Arc<TriangleMesh>),
+    /// A heightfield (static or kinematic bodies).
+    HeightField(Arc<HeightField>),
 }
 
 fn positive(x: f32) -> Result<f32, ShapeError> {
@@ -184,6 +234,44 @@ impl Shape {
         }))
     }
 
+    /// A compound of convex children (see [`Compound::new`]).
+    pub fn compound(children: Vec<CompoundChild>) -> Result<Shape, ShapeError> {
+        Ok(Shape::Compound(Arc::new(Compound::new(children)?)))
+    }
+
+    /// A triangle mesh (see [`TriangleMesh::new`]).
+    pub fn triangle_mesh(
+        vertices: &[Vec3],
+        triangles: &[[u32; 3]],
+        materials: Option<&[u32]>,
+    ) -> Result<Shape, ShapeError> {
+        Ok(Shape::TriangleMesh(Arc::new(TriangleMesh::new(
+            vertices, triangles, materials,
+        )?)))
+    }
+
+    /// A heightfield (see [`HeightField::new`]).
+    pub fn height_field(
+        nx: u32,
+        nz: u32,
+        cell: crate::math::Vec2,
+        heights: Vec<f32>,
+        holes: Option<&[bool]>,
+    ) -> Result<Shape, ShapeError> {
+        Ok(Shape::HeightField(Arc::new(HeightField::new(
+            nx, nz, cell, heights, holes,
+        )?)))
+    }
+
+    /// Whether the shape is made of parts (compound, mesh, heightfield).
+    #[must_use]
+    pub fn is_composite(&self) -> bool {
+        matches!(
+            self,
+            Shape::Compound(_) | Shape::TriangleMesh(_) | Shape::HeightField(_)
+        )
+    }
+
     /// The shape's kind.
     #[must_use]
     pub fn kind(&self) -> ShapeKind {
@@ -194,10 +282,14 @@ impl Shape {
             Shape::Cylinder(_) => ShapeKind::Cylinder,
             Shape::ConvexHull(_) => ShapeKind::ConvexHull,
             Shape::HalfSpace(_) => ShapeKind::HalfSpace,
+            Shape::Compound(_) => ShapeKind::Compound,
+            Shape::TriangleMesh(_) => ShapeKind::TriangleMesh,
+            Shape::HeightField(_) => ShapeKind::HeightField,
         }
     }
 
-    /// The shape as a convex support map (every shape but the half-space).
+    /// The shape as a convex support map (every shape but the half-space and the
+    /// composite shapes).
     #[must_use]
     pub fn as_convex(&self) -> Option<&dyn ConvexSupport> {
         match self {
@@ -206,7 +298,10 @@ impl Shape {
             Shape::Capsule(s) => Some(s),
             Shape::Cylinder(s) => Some(s),
             Shape::ConvexHull(s) => Some(&**s),
-            Shape::HalfSpace(_) => None,
+            Shape::HalfSpace(_)
+            | Shape::Compound(_)
+            | Shape::TriangleMesh(_)
+            | Shape::HeightField(_) => None,
         }
     }
 
@@ -228,6 +323,9 @@ impl Shape {
             Shape::HalfSpace(_) => {
                 Aabb::from_center_half_extents(Vec3A::ZERO, Vec3A::splat(HALF_SPACE_EXTENT))
             }
+            Shape::Compound(c) => c.local_aabb(),
+            Shape::TriangleMesh(m) => m.local_aabb(),
+            Shape::HeightField(h) => h.local_aabb(),
         }
     }
 
@@ -267,7 +365,10 @@ impl Shape {
             Shape::Capsule(c) => Ok(c.mass_properties(density)),
             Shape::Cylinder(c) => Ok(c.mass_properties(density)),
             Shape::ConvexHull(h) => Ok(h.mass_properties(density)),
-            Shape::HalfSpace(_) => Err(ShapeError::InfiniteShape),
+            Shape::Compound(c) => c.mass_properties(density),
+            Shape::HalfSpace(_) | Shape::TriangleMesh(_) | Shape::HeightField(_) => {
+                Err(ShapeError::InfiniteShape)
+            }
         }
     }
 
@@ -282,6 +383,9 @@ impl Shape {
             Shape::Cylinder(c) => c.radius.min(c.half_height),
             Shape::ConvexHull(h) => h.inner_radius(),
             Shape::HalfSpace(_) => HALF_SPACE_EXTENT,
+            Shape::Compound(c) => c.inner_radius(),
+            // Thin surfaces: any motion of a kinematic mesh may pass something.
+            Shape::TriangleMesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
 
@@ -295,7 +399,21 @@ impl Shape {
             Shape::Cylinder(c) => c.cast_ray(origin, dir, max_fraction),
             Shape::ConvexHull(h) => h.cast_ray(origin, dir, max_fraction),
             Shape::HalfSpace(h) => h.cast_ray(origin, dir, max_fraction),
+            Shape::Compound(c) => c.cast_ray(origin, dir, max_fraction),
+            Shape::TriangleMesh(m) => m.cast_ray(origin, dir, max_fraction),
+            Shape::HeightField(h) => h.cast_ray(origin, dir, max_fraction),
         }
+    }
+}
+
+/// Calls `f(index, triangle)` for each triangle of a mesh or heightfield whose box
+/// overlaps `aabb` (in the shape's frame); nothing for other shapes. `f` returns false to
+/// stop.
+pub(crate) fn for_each_triangle(shape: &Shape, aabb: &Aabb, f: impl FnMut(u32, Triangle) -> bool) {
+    match shape {
+        Shape::TriangleMesh(m) => m.query(aabb, f),
+        Shape::HeightField(h) => h.query(aabb, f),
+        _ => {}
     }
 }
 

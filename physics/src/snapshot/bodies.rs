@@ -36,7 +36,7 @@ use super::wire::{Reader, Writer, check};
 
 /// Convex hulls in order of first use by a live body.
 #[derive(Default)]
-struct HullTable {
+pub(super) struct HullTable {
     hulls: Vec<Arc<ConvexHull>>,
     index: HashMap<*const ConvexHull, u32>,
 }
@@ -45,15 +45,24 @@ impl HullTable {
     fn collect(bodies: &Bodies) -> Self {
         let mut t = Self::default();
         for b in bodies.bodies.iter().filter(|b| b.alive) {
-            if let Shape::ConvexHull(h) = &b.shape {
-                let next = t.hulls.len() as u32;
-                t.index.entry(Arc::as_ptr(h)).or_insert_with(|| {
-                    t.hulls.push(Arc::clone(h));
-                    next
-                });
+            t.add(&b.shape);
+            if let Shape::Compound(c) = &b.shape {
+                for child in c.children() {
+                    t.add(&child.shape);
+                }
             }
         }
         t
+    }
+
+    fn add(&mut self, shape: &Shape) {
+        if let Shape::ConvexHull(h) = shape {
+            let next = self.hulls.len() as u32;
+            self.index.entry(Arc::as_ptr(h)).or_insert_with(|| {
+                self.hulls.push(Arc::clone(h));
+                next
+            });
+        }
     }
 }
 
@@ -527,7 +536,7 @@ fn read_sim(r: &mut Reader<'_>) -> Result<BodySim, SnapshotError> {
     })
 }
 
-fn write_shape(w: &mut Writer, shape: &Shape, hulls: &HullTable) {
+pub(super) fn write_shape(w: &mut Writer, shape: &Shape, hulls: &HullTable) {
     match shape {
         Shape::Sphere(Sphere { radius }) => {
             w.u8(0);
@@ -562,12 +571,18 @@ fn write_shape(w: &mut Writer, shape: &Shape, hulls: &HullTable) {
             w.vec3(*normal);
             w.f32(*offset);
         }
+        Shape::Compound(_) | Shape::TriangleMesh(_) | Shape::HeightField(_) => {
+            super::composite_shapes::write_composite(w, shape, hulls);
+        }
     }
 }
 
 /// Reads a shape, checking what its constructor checks (sizes finite and positive, a
 /// unit normal). Values are taken bit for bit, never renormalised.
-fn read_shape(r: &mut Reader<'_>, hulls: &[Arc<ConvexHull>]) -> Result<Shape, SnapshotError> {
+pub(super) fn read_shape(
+    r: &mut Reader<'_>,
+    hulls: &[Arc<ConvexHull>],
+) -> Result<Shape, SnapshotError> {
     let size = "a shape size is not finite and positive";
     let positive = |x: f32| check(x.is_finite() && x > 0.0, size).map(|()| x);
     Ok(match r.u8()? {
@@ -611,6 +626,7 @@ fn read_shape(r: &mut Reader<'_>, hulls: &[Arc<ConvexHull>]) -> Result<Shape, Sn
                 offset: r.finite("a non-finite half-space")?,
             })
         }
+        tag @ 6..=8 => super::composite_shapes::read_composite(r, tag, hulls)?,
         _ => return Err(SnapshotError::Corrupt("unknown shape kind")),
     })
 }

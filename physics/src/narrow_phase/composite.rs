@@ -1,0 +1,285 @@
+//! Composite shapes in the narrow phase: compounds, triangle meshes and heightfields.
+//!
+//! A composite never collides as a whole. The routine finds its parts near the other
+//! shape (compound children through the compound's tree, triangles through the mesh's
+//! tree or the heightfield's grid, each queried with the other shape's box in the
+//! composite's frame, grown by the margin), collides each part with the other shape
+//! through [`collide`] (so a compound child meets a mesh through the same path), and
+//! merges the parts' manifolds into one manifold per body pair:
+//!
+//! - the normal is the normal of the deepest part point (the one the solver must resolve
+//!   first); part points whose normal is within 60° of it are kept, their separations
+//!   measured along it (`sep · cos`, which only ever makes a speculative point look
+//!   closer, never farther), others are dropped for this step;
+//! - the usual reduction keeps four of them (deepest first, then area);
+//! - feature ids are mixed with the part index, so a point keeps its id (and its warm
+//!   start) while the same part touches, and ids stay unique in the manifold.
+//!
+//! One manifold per pair is what the contact and solver code take today. Its cost is in
+//! sharp concave corners (a box wedged in a V): one side's points are dropped until that
+//! side becomes the deepest. Level geometry is mostly gentle, where all parts share the
+//! normal to within a few degrees.
+//!
+//! Triangles (`collide_triangle`) add internal-edge handling: GJK/EPA may answer with an
+//! edge or vertex normal where two coplanar triangles meet (a "ghost" edge), which would
+//! make a sliding box bump or catch. When the closest feature of the triangle is an
+//! inactive edge or a vertex with only inactive edges (see `shape::TriangleMesh`), or the
+//! triangle's interior, the manifold is rebuilt along the face normal instead (Jolt's
+//! active edges).
+//!
+//! Not supported (no manifold, documented in `pair_routine`): mesh or heightfield against
+//! a mesh, heightfield or half-space. They are static level geometry; kinematic ones do
+//! not push each other.
+
+use arrayvec::ArrayVec;
+
+use crate::math::{Isometry, Vec3A};
+use crate::shape::{Shape, Triangle, for_each_triangle};
+use crate::support::{ConvexSupport, SupportFace};
+
+use super::clip::{ClipFace, MAX_CLIPPED, clip_faces};
+use super::collide;
+use super::convex::{self, world_face};
+use super::manifold::{ContactManifold, WorldPoint, feature};
+
+/// Part points kept before the final reduction.
+const MAX_GATHERED: usize = 32;
+
+/// Part normals farther than this from the chosen normal (cos 60°) are dropped.
+const MIN_PART_COS: f32 = 0.5;
+
+/// Part points closer than this (m) on A are one point.
+const SAME_POINT: f32 = 1e-3;
+
+/// Barycentric coordinate below which a point counts as on an edge.
+const EDGE_EPS: f32 = 1e-3;
+
+/// The world points of every part manifold, with their normals.
+struct Gather {
+    points: ArrayVec<(WorldPoint, Vec3A), MAX_GATHERED>,
+}
+
+impl Gather {
+    fn new() -> Self {
+        Gather {
+            points: ArrayVec::new(),
+        }
+    }
+
+    /// Adds part manifold `m` (local points in `ia`'s and `ib`'s frames) tagged `part`.
+    fn add(&mut self, m: &ContactManifold, ia: &Isometry, ib: &Isometry, part: u32) {
+        for p in &m.points {
+            let w = WorldPoint {
+                on_a: ia.transform_point(p.local_a),
+                on_b: ib.transform_point(p.local_b),
+                separation: p.separation,
+                feature: p.feature ^ part.wrapping_add(1).wrapping_mul(0x9e37_79b9),
+            };
+            if self.points.try_push((w, m.normal)).is_err() {
+                // Full: replace the shallowest point if this one is deeper.
+                let (k, worst) =
+                    self.points
+                        .iter()
+                        .enumerate()
+                        .fold((0, f32::NEG_INFINITY), |best, (k, q)| {
+                            if q.0.separation > best.1 {
+                                (k, q.0.separation)
+                            } else {
+                                best
+                            }
+                        });
+                if w.separation < worst {
+                    self.points[k] = (w, m.normal);
+                }
+            }
+        }
+    }
+
+    /// Merges into `out` (see the module docs). Returns whether any point was kept.
+    fn finish(self, ia: &Isometry, ib: &Isometry, out: &mut ContactManifold) -> bool {
+        out.clear();
+        let Some(deepest) = self
+            .points
+            .iter()
+            .min_by(|x, y| x.0.separation.total_cmp(&y.0.separation))
+        else {
+            return false;
+        };
+        let n = deepest.1;
+        let mut kept = ArrayVec::<WorldPoint, MAX_GATHERED>::new();
+        for (p, pn) in &self.points {
+            let c = pn.dot(n);
+            if c < MIN_PART_COS {
+                continue;
+            }
+            let mut p = *p;
+            p.separation *= c;
+            // Two parts touching at one spot (a point on a shared edge seen by both
+            // triangles) give one contact point, not two that split its impulse.
+            match kept
+                .iter_mut()
+                .find(|q| (q.on_a - p.on_a).length_squared() < SAME_POINT * SAME_POINT)
+            {
+                Some(q) if p.separation < q.separation => *q = p,
+                Some(_) => {}
+                None => kept.push(p),
+            }
+        }
+        out.set_from_world(n, ia, ib, &kept);
+        // Mixed ids may collide in rare cases; keep them unique (deterministically).
+        for k in 1..out.points.len() {
+            while out.points[..k]
+                .iter()
+                .any(|q| q.feature == out.points[k].feature)
+            {
+                out.points[k].feature = out.points[k].feature.wrapping_add(1);
+            }
+        }
+        !out.points.is_empty()
+    }
+}
+
+/// Manifold of `a` against `b` where at least one is composite; `out` as for
+/// [`collide`]. Returns false for the unsupported pairs.
+pub(crate) fn collide_composite(
+    a: &Shape,
+    ia: &Isometry,
+    b: &Shape,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+) -> bool {
+    match (a, b) {
+        (Shape::Compound(c), _) => {
+            let b_in_a = b
+                .world_aabb(&ia.inverse().mul_isometry(ib))
+                .expanded(margin);
+            let mut gather = Gather::new();
+            let mut part = ContactManifold::default();
+            c.query(&b_in_a, |k| {
+                let child = &c.children()[k as usize];
+                let child_iso = ia.mul_isometry(&child.pose);
+                if collide(&child.shape, &child_iso, b, ib, margin, &mut part) {
+                    gather.add(&part, &child_iso, ib, k);
+                }
+                true
+            });
+            gather.finish(ia, ib, out)
+        }
+        (_, Shape::Compound(_)) | (Shape::TriangleMesh(_) | Shape::HeightField(_), _) => {
+            let hit = collide_composite(b, ib, a, ia, margin, out);
+            out.flip();
+            hit
+        }
+        (_, Shape::TriangleMesh(_) | Shape::HeightField(_)) => {
+            let Some(convex) = a.as_convex() else {
+                return false;
+            };
+            let a_in_b = a
+                .world_aabb(&ib.inverse().mul_isometry(ia))
+                .expanded(margin);
+            let mut gather = Gather::new();
+            let mut part = ContactManifold::default();
+            for_each_triangle(b, &a_in_b, |t, tri| {
+                if collide_triangle(convex, ia, &tri, ib, margin, &mut part) {
+                    gather.add(&part, ia, ib, t);
+                }
+                true
+            });
+            gather.finish(ia, ib, out)
+        }
+        _ => false,
+    }
+}
+
+/// A convex shape against one triangle (in B's frame), with internal-edge handling.
+pub(crate) fn collide_triangle(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+) -> bool {
+    if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
+        return false;
+    }
+    let face_ab = face_normal_towards_b(ia, tri, ib);
+    if out.normal.dot(face_ab) > 0.9999 {
+        return true;
+    }
+    let deepest = out
+        .points
+        .iter()
+        .min_by(|x, y| x.separation.total_cmp(&y.separation))
+        .expect("at least one point");
+    let bary = tri.barycentric(deepest.local_b);
+    // Edge k runs from vertex k to k + 1: the coordinate of vertex k + 2 vanishes on it.
+    let mut on_edge = false;
+    let mut active = false;
+    for k in 0..3 {
+        if bary[(k + 2) % 3] < EDGE_EPS {
+            on_edge = true;
+            active |= tri.active >> k & 1 == 1;
+        }
+    }
+    if on_edge && active {
+        return true;
+    }
+    along_face(a, ia, tri, ib, face_ab, margin, out)
+}
+
+/// The triangle's face normal in world space, pointing from A into the triangle (from the
+/// side A's origin is on, so triangles are two-sided).
+fn face_normal_towards_b(ia: &Isometry, tri: &Triangle, ib: &Isometry) -> Vec3A {
+    let n = tri.normal();
+    let a_local = ib.inverse_transform_point(ia.translation);
+    let towards_a = if n.dot(a_local - tri.vertices[0]) >= 0.0 {
+        n
+    } else {
+        -n
+    };
+    -ib.transform_vector(towards_a)
+}
+
+/// The manifold of `a` against the triangle's plane along world normal `n` (A to B):
+/// A's support face clipped to the triangle; none when nothing of it lies over the
+/// triangle.
+fn along_face(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    n: Vec3A,
+    margin: f32,
+    out: &mut ContactManifold,
+) -> bool {
+    out.clear();
+    let mut face_a = SupportFace::new();
+    let id_a = world_face(a, ia, n, &mut face_a);
+    let mut face_b = SupportFace::new();
+    face_b.extend(tri.vertices.map(|v| ib.transform_point(v)));
+    let mut pts = ArrayVec::<WorldPoint, MAX_CLIPPED>::new();
+    clip_faces(
+        n,
+        ClipFace {
+            points: &face_b,
+            id: 0,
+        },
+        true,
+        ClipFace {
+            points: &face_a,
+            id: id_a,
+        },
+        feature::TRIANGLE,
+        margin,
+        &mut pts,
+    );
+    // Nothing of A's face lies over this triangle: the neighbour across the inactive
+    // edge (which exists, or the edge would be active) carries the contact.
+    if pts.is_empty() {
+        return false;
+    }
+    out.set_from_world(n, ia, ib, &pts);
+    true
+}

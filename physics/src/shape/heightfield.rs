@@ -1,0 +1,290 @@
+//! Heightfields: terrain as a regular grid of heights.
+//!
+//! `nx × nz` samples, `cell.x` apart along local X and `cell.y` apart along local Z,
+//! centred on the local origin: sample `(i, j)` is at
+//! `x = (i - (nx - 1) / 2) cell.x`, `z = (j - (nz - 1) / 2) cell.y`, `y = heights[j nx + i]`
+//! (rows along X, stored row by row). Each cell is split along the diagonal from its
+//! `(x0, z1)` corner to its `(x1, z0)` corner (as Rapier and Box3D do), and a cell may be
+//! a hole. Memory is one `f32` per sample plus one bit per cell: no triangles or tree are
+//! stored, because the grid is its own acceleration structure (a box query visits the
+//! cells under the box; a ray walks the cells it crosses, Amanatides & Woo 1987).
+//!
+//! Triangle `2 c` of cell `c = j (nx - 1) + i` is `(p00, p01, p10)`, triangle `2 c + 1`
+//! is `(p10, p01, p11)`, both facing +Y. Active edges come from the neighbouring cells
+//! exactly as for meshes (`mesh::edge_is_active`), computed when a triangle is fetched.
+
+use crate::aabb::Aabb;
+use crate::math::Vec2;
+
+use crate::math::Vec3A;
+
+use super::mesh::edge_is_active;
+use super::triangle::Triangle;
+use super::{ShapeError, ShapeRayHit};
+
+/// A heightfield (see the module docs).
+#[derive(Clone, Debug)]
+pub struct HeightField {
+    nx: u32,
+    nz: u32,
+    cell: Vec2,
+    heights: Vec<f32>,
+    /// One bit per cell, set for holes; empty when there are none.
+    holes: Vec<u64>,
+    min_y: f32,
+    max_y: f32,
+}
+
+impl HeightField {
+    /// Builds a heightfield of `nx × nz` samples (`heights.len() == nx nz`, both at least
+    /// 2) with cell size `cell` (x along X, y along Z). `holes`, when given, has one flag
+    /// per cell (`(nx - 1)(nz - 1)`, row by row). Errors: [`ShapeError::WrongCount`],
+    /// [`ShapeError::NonFinite`], [`ShapeError::NonPositiveSize`].
+    pub fn new(
+        nx: u32,
+        nz: u32,
+        cell: Vec2,
+        heights: Vec<f32>,
+        holes: Option<&[bool]>,
+    ) -> Result<Self, ShapeError> {
+        if nx < 2 || nz < 2 || heights.len() as u64 != u64::from(nx) * u64::from(nz) {
+            return Err(ShapeError::WrongCount);
+        }
+        if !cell.is_finite() || heights.iter().any(|h| !h.is_finite()) {
+            return Err(ShapeError::NonFinite);
+        }
+        if cell.min_element() <= 0.0 {
+            return Err(ShapeError::NonPositiveSize);
+        }
+        let cells = (nx as usize - 1) * (nz as usize - 1);
+        let holes = match holes {
+            None => Vec::new(),
+            Some(h) if h.len() != cells => return Err(ShapeError::WrongCount),
+            Some(h) => {
+                let mut bits = vec![0u64; cells.div_ceil(64)];
+                for (c, _) in h.iter().enumerate().filter(|(_, x)| **x) {
+                    bits[c / 64] |= 1 << (c % 64);
+                }
+                bits
+            }
+        };
+        let min_y = heights.iter().copied().fold(f32::INFINITY, f32::min);
+        let max_y = heights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        Ok(HeightField {
+            nx,
+            nz,
+            cell,
+            heights,
+            holes,
+            min_y,
+            max_y,
+        })
+    }
+
+    /// Samples along X and Z.
+    #[must_use]
+    pub fn sample_counts(&self) -> (u32, u32) {
+        (self.nx, self.nz)
+    }
+
+    /// Cell size (x along X, y along Z).
+    #[must_use]
+    pub fn cell_size(&self) -> Vec2 {
+        self.cell
+    }
+
+    /// The heights, row by row.
+    #[must_use]
+    pub fn heights(&self) -> &[f32] {
+        &self.heights
+    }
+
+    /// Whether cell `(i, j)` is a hole.
+    #[must_use]
+    pub fn is_hole(&self, i: u32, j: u32) -> bool {
+        let c = (j * (self.nx - 1) + i) as usize;
+        !self.holes.is_empty() && self.holes[c / 64] >> (c % 64) & 1 == 1
+    }
+
+    fn origin(&self) -> Vec2 {
+        -0.5 * Vec2::new((self.nx - 1) as f32, (self.nz - 1) as f32) * self.cell
+    }
+
+    /// Sample `(i, j)` in the local frame.
+    #[must_use]
+    pub fn point(&self, i: u32, j: u32) -> Vec3A {
+        let o = self.origin();
+        Vec3A::new(
+            o.x + i as f32 * self.cell.x,
+            self.heights[(j * self.nx + i) as usize],
+            o.y + j as f32 * self.cell.y,
+        )
+    }
+
+    /// Box around the field in its frame.
+    #[must_use]
+    pub fn local_aabb(&self) -> Aabb {
+        let o = self.origin();
+        Aabb::new(
+            Vec3A::new(o.x, self.min_y, o.y),
+            Vec3A::new(-o.x, self.max_y, -o.y),
+        )
+    }
+
+    /// Whether triangle `half` (0 or 1) of cell `(i, j)` exists (cell in range, no hole).
+    fn exists(&self, i: i64, j: i64) -> bool {
+        i >= 0
+            && j >= 0
+            && i < i64::from(self.nx) - 1
+            && j < i64::from(self.nz) - 1
+            && !self.is_hole(i as u32, j as u32)
+    }
+
+    /// Triangle `t` (`2 c + half` of cell `c`) with its active edges.
+    #[must_use]
+    pub fn triangle(&self, t: u32) -> Triangle {
+        let c = t / 2;
+        let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
+        let p = |di: u32, dj: u32| self.point(i + di, j + dj);
+        let (ii, jj) = (i64::from(i), i64::from(j));
+        // Per edge: the neighbouring cell and the sample opposite the edge there.
+        let (vertices, neighbours) = if t % 2 == 0 {
+            (
+                [p(0, 0), p(0, 1), p(1, 0)],
+                [
+                    ((ii - 1, jj), (ii - 1, jj + 1)),
+                    ((ii, jj), (ii + 1, jj + 1)),
+                    ((ii, jj - 1), (ii + 1, jj - 1)),
+                ],
+            )
+        } else {
+            (
+                [p(1, 0), p(0, 1), p(1, 1)],
+                [
+                    ((ii, jj), (ii, jj)),
+                    ((ii, jj + 1), (ii, jj + 2)),
+                    ((ii + 1, jj), (ii + 2, jj)),
+                ],
+            )
+        };
+        let n = (vertices[1] - vertices[0])
+            .cross(vertices[2] - vertices[0])
+            .normalize();
+        let mut active = 0;
+        for (k, ((ci, cj), (vi, vj))) in neighbours.into_iter().enumerate() {
+            let on = if self.exists(ci, cj) {
+                let v = self.point(vi as u32, vj as u32);
+                edge_is_active(vertices[k], vertices[(k + 1) % 3], n, v)
+            } else {
+                true
+            };
+            if on {
+                active |= 1 << k;
+            }
+        }
+        Triangle {
+            vertices,
+            active,
+            material: 0,
+        }
+    }
+
+    /// The cell range `[i0, i1) × [j0, j1)` under the X–Z extent of `aabb`.
+    fn cells_under(&self, aabb: &Aabb) -> (u32, u32, u32, u32) {
+        let o = self.origin();
+        let lo = (Vec2::new(aabb.min.x, aabb.min.z) - o) / self.cell;
+        let hi = (Vec2::new(aabb.max.x, aabb.max.z) - o) / self.cell;
+        let clamp = |x: f32, n: u32| x.clamp(0.0, (n - 1) as f32) as u32;
+        (
+            clamp(lo.x.floor(), self.nx),
+            clamp(hi.x.floor() + 1.0, self.nx),
+            clamp(lo.y.floor(), self.nz),
+            clamp(hi.y.floor() + 1.0, self.nz),
+        )
+    }
+
+    /// Calls `f(index, triangle)` for each triangle whose box overlaps `aabb`, cell by
+    /// cell in row order; `f` returns false to stop.
+    pub fn query(&self, aabb: &Aabb, mut f: impl FnMut(u32, Triangle) -> bool) {
+        if aabb.max.y < self.min_y || aabb.min.y > self.max_y {
+            return;
+        }
+        let (i0, i1, j0, j1) = self.cells_under(aabb);
+        for j in j0..j1 {
+            for i in i0..i1 {
+                if self.is_hole(i, j) {
+                    continue;
+                }
+                let c = j * (self.nx - 1) + i;
+                for t in [2 * c, 2 * c + 1] {
+                    let tri = self.triangle(t);
+                    let [a, b, d] = tri.vertices;
+                    let lo = a.min(b).min(d);
+                    let hi = a.max(b).max(d);
+                    if hi.y < aabb.min.y || lo.y > aabb.max.y {
+                        continue;
+                    }
+                    if !f(t, tri) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The nearest ray hit, walking the cells the ray crosses in order.
+    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
+        let inv = d.recip();
+        let bounds = self.local_aabb().expanded(1e-4);
+        let t_enter = bounds.ray_hit(o, inv, max)?;
+        let origin = self.origin();
+        let p = o + d * t_enter;
+        let cell_of = |x: f32, o: f32, size: f32, n: u32| {
+            (((x - o) / size).floor() as i64).clamp(0, i64::from(n) - 2)
+        };
+        let (mut i, mut j) = (
+            cell_of(p.x, origin.x, self.cell.x, self.nx),
+            cell_of(p.z, origin.y, self.cell.y, self.nz),
+        );
+        let axis = |dir: f32, pos: f32, o: f32, size: f32, k: i64| -> (i64, f32, f32) {
+            if dir > 0.0 {
+                (1, (o + (k + 1) as f32 * size - pos) / dir, size / dir)
+            } else if dir < 0.0 {
+                (-1, (o + k as f32 * size - pos) / dir, -size / dir)
+            } else {
+                (0, f32::INFINITY, f32::INFINITY)
+            }
+        };
+        let (si, mut ti, dti) = axis(d.x, o.x, origin.x, self.cell.x, i);
+        let (sj, mut tj, dtj) = axis(d.z, o.z, origin.y, self.cell.y, j);
+        loop {
+            let mut best: Option<ShapeRayHit> = None;
+            if self.exists(i, j) {
+                let c = j as u32 * (self.nx - 1) + i as u32;
+                for t in [2 * c, 2 * c + 1] {
+                    let limit = best.map_or(max, |h| h.fraction);
+                    if let Some(h) = self.triangle(t).cast_ray(o, d, limit) {
+                        best = Some(h);
+                    }
+                }
+            }
+            if best.is_some() {
+                return best;
+            }
+            let t_exit = ti.min(tj);
+            if t_exit > max {
+                return None;
+            }
+            if ti < tj {
+                i += si;
+                ti += dti;
+            } else {
+                j += sj;
+                tj += dtj;
+            }
+            if i < 0 || j < 0 || i >= i64::from(self.nx) - 1 || j >= i64::from(self.nz) - 1 {
+                return None;
+            }
+        }
+    }
+}
