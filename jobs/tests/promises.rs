@@ -702,3 +702,19 @@ fn the_caller_reaches_the_overflow_of_a_thread_that_stays_registered() {
     tx.send(()).unwrap();
     t.join().unwrap();
 }
+
+#[test]
+fn shutdown_from_a_job_the_shutting_down_thread_runs_is_a_typed_error() {
+    // A job holding a strong clone calls shutdown while the caller's shutdown runs it
+    // (threads(0): the caller runs every job). It must not wait for the lock its own
+    // thread holds.
+    let jobs = system(0);
+    let result = Arc::new(Mutex::new(None));
+    let (j, r) = (jobs.clone(), result.clone());
+    jobs.spawn(move || *r.lock().unwrap() = Some(j.shutdown()));
+    assert_eq!(jobs.shutdown(), Ok(()));
+    assert_eq!(
+        *result.lock().unwrap(),
+        Some(Err(joule_jobs::ShutdownError::InsideShutdown))
+    );
+}
