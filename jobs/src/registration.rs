@@ -81,10 +81,18 @@ impl fmt::Display for RegisterError {
 impl std::error::Error for RegisterError {}
 
 impl JobSystem {
-    /// Registers the calling thread until the returned guard is dropped (see the
-    /// [module docs](crate::Registration) of registration for what ends with it). A thread
-    /// that was registered implicitly keeps its index, and the guard now decides when the
-    /// registration ends.
+    /// Registers the calling thread until the returned guard is dropped. A thread that is
+    /// not a worker is also registered implicitly, for good (until it exits), by every
+    /// call that waits or helps: `scope`, `join` and `parallel_for`/`parallel_for_slice`
+    /// (with workers), `wait`, `wait_timeout`, `run_pending`, `register_current_thread`,
+    /// `current_thread_index` and `record_span`; plain spawning does not register.
+    ///
+    /// When the guard is dropped the thread's queued work is handed over: its inbox
+    /// closes (later `spawn_on` calls with its token fail with
+    /// [`SpawnOnReason::NotRegistered`](crate::SpawnOnReason::NotRegistered)) and the jobs
+    /// left in its inbox and deque move to the shared queue, where any thread runs them;
+    /// its index and memory are reused. A thread that was registered implicitly keeps its
+    /// index, and the guard now decides when the registration ends.
     pub fn register(&self) -> Result<Registration, RegisterError> {
         let r = self.registry();
         if with_worker(r, |w| w.is_some()) {

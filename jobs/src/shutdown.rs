@@ -30,6 +30,9 @@ pub(crate) struct Handle {
     /// Held for the whole shutdown, so a second caller waits for the first to finish.
     threads: Mutex<Vec<JoinHandle<()>>>,
     shutting_down: AtomicBool,
+    /// The thread running `shut_down`, while it runs: a job it runs while helping may
+    /// call `shutdown` again, which must not wait for the lock its own thread holds.
+    shutter: Mutex<Option<std::thread::ThreadId>>,
 }
 
 impl Handle {
@@ -38,6 +41,7 @@ impl Handle {
             registry,
             threads: Mutex::new(Vec::with_capacity(workers)),
             shutting_down: AtomicBool::new(false),
+            shutter: Mutex::new(None),
         }
     }
 
@@ -70,11 +74,18 @@ impl Handle {
         }
     }
 
-    /// The whole sequence of the module docs, on a thread that is not one of our workers.
+    /// Whether the calling thread is inside `shut_down` (running a job while it helps).
+    pub(crate) fn is_shutting_down_here(&self) -> bool {
+        *lock(&self.shutter) == Some(std::thread::current().id())
+    }
+
+    /// The whole sequence of the module docs, on a thread that is not one of our workers
+    /// and not already inside it.
     pub(crate) fn shut_down(&self) {
         self.signal();
         let r = &self.registry;
         let mut threads = lock(&self.threads);
+        *lock(&self.shutter) = Some(std::thread::current().id());
         // Help until every worker has exited: one of them may be waiting for a job in our
         // inbox or deque. Polling is fine here, shutdown is rare and short.
         while threads.iter().any(|t| !t.is_finished()) {
@@ -108,6 +119,7 @@ impl Handle {
         // Jobs that ran just now cannot have queued more where only a worker would look:
         // every queue left is one `run_queued` drains.
         while run_queued(r) {}
+        *lock(&self.shutter) = None;
         drop(threads);
     }
 }

@@ -258,11 +258,19 @@ pub enum ShutdownError {
     /// Called from a job running on one of the system's own workers, which cannot join
     /// itself. Call it from the thread that owns the system (or drop the handle there).
     OnOwnWorker,
+    /// Called from a job that the thread shutting the system down runs while it waits
+    /// for the workers. Nothing to do: the shutdown under way finishes the job.
+    InsideShutdown,
 }
 
 impl fmt::Display for ShutdownError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("shutdown called on one of the job system's own workers")
+        f.write_str(match self {
+            ShutdownError::OnOwnWorker => "shutdown called on one of the job system's own workers",
+            ShutdownError::InsideShutdown => {
+                "shutdown called from a job run by the shutdown already under way"
+            }
+        })
     }
 }
 
@@ -337,10 +345,14 @@ impl JobSystem {
     /// clone is dropped. Calling it again is harmless.
     ///
     /// Fails with [`ShutdownError::OnOwnWorker`] on one of the system's own workers, which
-    /// could not join itself.
+    /// could not join itself, and with [`ShutdownError::InsideShutdown`] in a job that the
+    /// shutting-down thread runs while it helps.
     pub fn shutdown(&self) -> Result<(), ShutdownError> {
         if self.current_worker_index().is_some() {
             return Err(ShutdownError::OnOwnWorker);
+        }
+        if self.handle.is_shutting_down_here() {
+            return Err(ShutdownError::InsideShutdown);
         }
         self.handle.shut_down();
         Ok(())

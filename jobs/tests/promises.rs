@@ -702,3 +702,82 @@ fn the_caller_reaches_the_overflow_of_a_thread_that_stays_registered() {
     tx.send(()).unwrap();
     t.join().unwrap();
 }
+
+#[test]
+fn shutdown_from_a_job_the_shutting_down_thread_runs_is_a_typed_error() {
+    // A job holding a strong clone calls shutdown while the caller's shutdown runs it
+    // (threads(0): the caller runs every job). It must not wait for the lock its own
+    // thread holds.
+    let jobs = system(0);
+    let result = Arc::new(Mutex::new(None));
+    let (j, r) = (jobs.clone(), result.clone());
+    jobs.spawn(move || *r.lock().unwrap() = Some(j.shutdown()));
+    assert_eq!(jobs.shutdown(), Ok(()));
+    assert_eq!(
+        *result.lock().unwrap(),
+        Some(Err(joule_jobs::ShutdownError::InsideShutdown))
+    );
+}
+
+#[test]
+fn shutdown_under_concurrent_spawners_runs_or_drops_every_job_exactly_once() {
+    // Oversubscribed: 4 workers and 4 external threads (2 cores) spawn plain, high and
+    // counted jobs, some of which spawn follow-ups through weak handles, while the main
+    // thread shuts the system down. Afterwards every payload has been dropped exactly once
+    // (a job that ran drops its payload when it returns) and no job ran twice.
+    for round in 0..5 {
+        let jobs = system(4);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let made = Arc::new(AtomicUsize::new(0));
+        let spawners: Vec<_> = (0..4)
+            .map(|k| {
+                let weak = jobs.downgrade();
+                let (ran, dropped, made) = (ran.clone(), dropped.clone(), made.clone());
+                std::thread::spawn(move || {
+                    for i in 0..500 {
+                        let Some(j) = weak.upgrade() else { break };
+                        let payload = DropCounter(dropped.clone());
+                        made.fetch_add(1, Ordering::SeqCst);
+                        let (r, w, d, m) =
+                            (ran.clone(), weak.clone(), dropped.clone(), made.clone());
+                        let job = move || {
+                            let _keep = &payload;
+                            r.fetch_add(1, Ordering::SeqCst);
+                            if let Some(j) = w.upgrade() {
+                                let p = DropCounter(d);
+                                m.fetch_add(1, Ordering::SeqCst);
+                                let r = r.clone();
+                                j.spawn(move || {
+                                    let _keep = &p;
+                                    r.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
+                        };
+                        match (i + k) % 3 {
+                            0 => j.spawn(job),
+                            1 => j.spawn_high(job),
+                            _ => {
+                                let c = joule_jobs::Counter::new();
+                                j.spawn_counted(&c, job);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(round));
+        jobs.shutdown().unwrap();
+        for s in spawners {
+            s.join().unwrap();
+        }
+        drop(jobs);
+        let made = made.load(Ordering::SeqCst);
+        assert_eq!(dropped.load(Ordering::SeqCst), made, "round {round}");
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            made,
+            "round {round}: every job ran once"
+        );
+    }
+}
