@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::body::BodyId;
+use crate::joint::JointId;
 use crate::shape::ShapeError;
 
 /// Why the world refused a request. Nothing is created or changed when one is returned.
@@ -44,6 +45,14 @@ pub enum PhysicsError {
     /// The operation needs a moving body (dynamic or kinematic) and the body is static,
     /// or needs a dynamic body and it is not (forces, impulses).
     WrongMotionType,
+    /// A joint description was invalid: a frame with a non-finite or non-unit part, a
+    /// limit whose lower end lies above its upper end, a spring or motor with a
+    /// non-positive frequency or a negative force limit, an angle out of range, a negative
+    /// break threshold, or the same body on both sides. Fix the named value.
+    InvalidJoint,
+    /// The id refers to a joint that was removed (or broke and was removed, or never
+    /// existed in this world). Drop stale joint ids when you remove joints or bodies.
+    StaleJointId(JointId),
 }
 
 impl fmt::Display for PhysicsError {
@@ -81,6 +90,8 @@ impl fmt::Display for PhysicsError {
             PhysicsError::WrongMotionType => {
                 write!(f, "operation not valid for this body's motion type")
             }
+            PhysicsError::InvalidJoint => write!(f, "invalid joint description"),
+            PhysicsError::StaleJointId(id) => write!(f, "joint id {id:?} is stale or unknown"),
         }
     }
 }
