@@ -13,6 +13,7 @@
 //!            bodies, shapes, sets      snapshot/bodies.rs
 //!            broad phase (two trees)   snapshot/broad_phase.rs
 //!            contacts                  snapshot/contacts.rs
+//!            joints                    snapshot/joints.rs
 //!            exclusion list, material mixing (rules, pair table), step count
 //! ```
 //!
@@ -61,6 +62,7 @@
 mod bodies;
 mod broad_phase;
 mod contacts;
+mod joints;
 mod wire;
 
 use std::fmt;
@@ -82,7 +84,7 @@ use wire::{Reader, Writer, check, fnv1a};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
 /// The image format this build writes and reads. Bumped whenever the payload's layout or
 /// meaning changes; older images are refused, never misread.
-pub const SNAPSHOT_VERSION: u32 = 2;
+pub const SNAPSHOT_VERSION: u32 = 3;
 /// Where the payload length sits, and the bytes before the payload (magic, version,
 /// payload length).
 const LENGTH_AT: usize = 8 + 4;
@@ -181,6 +183,7 @@ struct State {
     bodies: Bodies,
     broad_phase: BroadPhase,
     contacts: ContactManager,
+    joints: crate::joint::Joints,
     exclusions: ExclusionList,
     mixing: MaterialMixing,
     step_count: u64,
@@ -198,8 +201,7 @@ impl World {
             bodies,
             broad_phase,
             contacts,
-            // Not yet in the image (issue 15 adds them with the next format version).
-            joints: _,
+            joints,
             exclusions,
             mixing,
             // Dropped: the last step's output, cleared when the next step starts.
@@ -225,6 +227,7 @@ impl World {
         bodies::write_bodies(&mut w, bodies);
         broad_phase::write_broad_phase(&mut w, broad_phase);
         contacts::write_contacts(&mut w, contacts);
+        joints::write_joints(&mut w, joints);
         write_exclusions(&mut w, exclusions);
         write_mixing(&mut w, mixing);
         w.u64(*step_count);
@@ -259,6 +262,7 @@ impl World {
             bodies,
             broad_phase,
             contacts,
+            joints,
             exclusions,
             mixing,
             step_count,
@@ -267,6 +271,7 @@ impl World {
         self.bodies = bodies;
         self.broad_phase = broad_phase;
         self.contacts = contacts;
+        self.joints = joints;
         self.exclusions = exclusions;
         self.mixing = mixing;
         self.step_count = step_count;
@@ -320,6 +325,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
     let bodies = bodies::read_bodies(&mut r, &desc.layers)?;
     let broad_phase = broad_phase::read_broad_phase(&mut r, &bodies)?;
     let contacts = contacts::read_contacts(&mut r, &bodies)?;
+    let joints = joints::read_joints(&mut r, &bodies)?;
     let exclusions = read_exclusions(&mut r, &bodies)?;
     let mixing = read_mixing(&mut r)?;
     let step_count = r.u64()?;
@@ -329,6 +335,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
         bodies,
         broad_phase,
         contacts,
+        joints,
         exclusions,
         mixing,
         step_count,

@@ -392,3 +392,213 @@ fn six_dof_locked_axes_hold_and_free_axes_move_freely() {
     assert!(x_axis.dot(Vec3::X) > 1.0 - 1e-4, "X axis turned: {x_axis}");
     let _ = Quat::IDENTITY;
 }
+
+#[test]
+fn a_snapshot_carries_the_joints_and_restores_bit_identically() {
+    // Snapshot a swinging jointed scene mid-run: the restored world (any thread count)
+    // steps to the same bits as the original, so joints and their warm-start impulses
+    // are in the image.
+    let mut w = world(0);
+    common::ground(&mut w, 0.5);
+    let top = Vec3::new(0.0, 6.0, 0.0);
+    chain(&mut w, top, 10);
+    run(&mut w, 30);
+    let saved = w.snapshot();
+    run(&mut w, 60);
+    let expected = w.state_hash();
+    let mut copy =
+        World::from_snapshot(saved.as_bytes(), joule_jobs::JobSystem::new(2).unwrap()).unwrap();
+    assert_eq!(copy.joint_count(), 10);
+    run(&mut copy, 60);
+    assert_eq!(copy.state_hash(), expected);
+}
+
+#[test]
+fn removing_a_body_removes_its_joints_and_reports_them() {
+    let mut w = world(0);
+    let top = Vec3::new(0.0, 6.0, 0.0);
+    let links = chain(&mut w, top, 3);
+    assert_eq!(w.joint_count(), 3);
+    w.remove_body(links[1]).unwrap();
+    // The middle link held two joints: to the first link and from the last one.
+    assert_eq!(w.joint_count(), 1);
+    let removed: Vec<_> = w
+        .joint_events()
+        .iter()
+        .filter(|e| matches!(e, JointEvent::Removed(_)))
+        .copied()
+        .collect();
+    assert_eq!(removed.len(), 2, "{:?}", w.joint_events());
+    for e in removed {
+        let JointEvent::Removed(id) = e else {
+            unreachable!()
+        };
+        assert!(!w.contains_joint(id));
+        assert!(w.remove_joint(id).is_err(), "stale ids are refused");
+    }
+}
+
+#[test]
+fn invalid_joint_descriptions_are_refused() {
+    let mut w = world(0);
+    let b = ball(&mut w, 0.2, Vec3::ZERO);
+    let frame = Isometry::IDENTITY;
+    let bad = [
+        JointKind::Distance {
+            min: 2.0,
+            max: 1.0,
+            spring: None,
+        },
+        JointKind::Hinge(AxisDrive {
+            limit: Some(AxisLimit {
+                lower: 1.0,
+                upper: f32::NAN,
+            }),
+            ..AxisDrive::default()
+        }),
+        JointKind::Cone { half_angle: -0.1 },
+    ];
+    for kind in bad {
+        let desc = JointDesc::new(kind, None, b, frame, frame);
+        assert_eq!(
+            w.create_joint(&desc),
+            Err(joule_physics::error::PhysicsError::InvalidJoint)
+        );
+    }
+    let mut desc = JointDesc::new(JointKind::Ball, Some(b), b, frame, frame);
+    assert!(w.create_joint(&desc).is_err(), "a body jointed to itself");
+    desc.body_a = None;
+    desc.frame_b.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 2.0);
+    assert!(w.create_joint(&desc).is_err(), "a non-unit frame rotation");
+    assert_eq!(w.joint_count(), 0);
+}
+
+#[test]
+fn jointed_bodies_sleep_and_wake_together() {
+    // Two boxes on the ground joined by a ball joint: they fall asleep together, and
+    // waking one wakes the other (a joint keeps its bodies in one island).
+    let mut w = world(0);
+    common::ground(&mut w, 0.5);
+    let a = common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    let b = common::cube(&mut w, 0.5, Vec3::new(3.0, 0.5, 0.0));
+    joint_at(
+        &mut w,
+        JointKind::Ball,
+        Some(a),
+        b,
+        Vec3::new(1.5, 0.5, 0.0),
+        Vec3::X,
+    );
+    run(&mut w, 120);
+    assert!(w.is_sleeping(a).unwrap() && w.is_sleeping(b).unwrap());
+    w.wake_up(a).unwrap();
+    assert!(!w.is_sleeping(b).unwrap(), "waking one wakes the other");
+}
+
+#[test]
+fn a_hinge_limit_holds_a_swinging_door() {
+    // A door (box) on a vertical hinge limited to [-0.5, 0.5] rad, pushed open at 5
+    // rad/s: its angle never passes the limit by more than 0.01 rad.
+    let mut w = no_gravity();
+    let door = common::cube(&mut w, 0.5, Vec3::new(0.5, 0.0, 0.0));
+    let drive = AxisDrive {
+        limit: Some(AxisLimit {
+            lower: -0.5,
+            upper: 0.5,
+        }),
+        ..AxisDrive::default()
+    };
+    joint_at(
+        &mut w,
+        JointKind::Hinge(drive),
+        None,
+        door,
+        Vec3::ZERO,
+        Vec3::Y,
+    );
+    w.set_angular_velocity(door, Vec3::new(0.0, 5.0, 0.0))
+        .unwrap();
+    w.set_linear_velocity(door, Vec3::new(0.0, 0.0, -2.5))
+        .unwrap();
+    let mut most: f32 = 0.0;
+    for _ in 0..60 {
+        w.step(DT);
+        let q = w.rotation(door).unwrap();
+        let (axis, angle) = q.to_axis_angle();
+        most = most.max(angle * axis.y.signum());
+        assert!(
+            w.position(door).unwrap().y.abs() < 1e-3,
+            "stays on the hinge"
+        );
+    }
+    assert!(most < 0.51, "opened to {most} rad");
+    assert!(most > 0.45, "reached the limit: {most} rad");
+}
+
+#[test]
+fn a_fixed_joint_welds_and_a_distance_joint_holds_its_range() {
+    // A box welded to the world stays put under gravity (within 1 mm, 0.01 rad); a ball on
+    // a 2 m rope (distance in [0, 2]) falls to 2 m and no further (within 1 cm).
+    let mut w = world(0);
+    let welded = common::cube(&mut w, 0.5, Vec3::new(3.0, 5.0, 0.0));
+    joint_at(
+        &mut w,
+        JointKind::Fixed,
+        None,
+        welded,
+        Vec3::new(2.5, 5.0, 0.0),
+        Vec3::X,
+    );
+    let hung = ball(&mut w, 0.2, Vec3::new(-3.0, 5.0, 0.0));
+    let (fa, fb) = w
+        .joint_frames_at(None, hung, Vec3::new(-3.0, 5.0, 0.0), Vec3::X)
+        .unwrap();
+    w.create_joint(&JointDesc::new(
+        JointKind::Distance {
+            min: 0.0,
+            max: 2.0,
+            spring: None,
+        },
+        None,
+        hung,
+        fa,
+        fb,
+    ))
+    .unwrap();
+    run(&mut w, 120);
+    let p = w.position(welded).unwrap();
+    assert!(
+        p.distance(Vec3::new(3.0, 5.0, 0.0)) < 1e-3,
+        "weld moved to {p}"
+    );
+    assert!(w.rotation(welded).unwrap().angle_between(Quat::IDENTITY) < 0.01);
+    let y = w.position(hung).unwrap().y;
+    assert!((y - 3.0).abs() < 0.01, "rope end at {y}");
+}
+
+#[test]
+fn a_cone_keeps_its_axis_within_the_half_angle() {
+    // A rod (capsule along X) hanging from a cone joint of half angle 0.3 rad whose axis
+    // points along +X, released horizontal: gravity swings it down, the cone stops it
+    // at 0.3 rad (within 0.02 rad).
+    let mut w = world(0);
+    let rod = w
+        .create_body(&BodyDesc::dynamic(
+            Shape::capsule(0.5, 0.1).unwrap(),
+            Vec3::new(0.75, 5.0, 0.0),
+        ))
+        .unwrap();
+    let q = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+    w.set_rotation(rod, q).unwrap();
+    let kind = JointKind::Cone { half_angle: 0.3 };
+    joint_at(&mut w, kind, None, rod, Vec3::new(0.0, 5.0, 0.0), Vec3::X);
+    let mut most: f32 = 0.0;
+    for _ in 0..120 {
+        w.step(DT);
+        let c = w.center_of_mass(rod).unwrap();
+        let dir = (c - Vec3::new(0.0, 5.0, 0.0)).normalize();
+        most = most.max(dir.angle_between(Vec3::X));
+    }
+    assert!(most < 0.32, "swung {most} rad off the cone axis");
+    assert!(most > 0.25, "reached the cone: {most}");
+}

@@ -92,6 +92,11 @@ pub(crate) struct JointConstraint {
     /// Anchor B minus anchor A at the start of the step.
     d0: Vec3A,
     kind: JointKind,
+    /// Inverse effective mass of the point block and of the angular lock, for the step's
+    /// starting anchors and inertias (Box2D v3 freezes them per step too; the bias uses
+    /// the current separation, so only convergence speed depends on it).
+    point_mass: Mat3A,
+    angular_mass: Mat3A,
     /// Accumulated impulses (warm started from the last step).
     pub acc: JointImpulses,
     /// Impulse on body B during the current substep (linear, angular about its anchor),
@@ -164,7 +169,22 @@ fn spring_softness(s: &Spring, h: f32) -> Softness {
 
 impl JointConstraint {
     pub(crate) fn new(s: JointStart) -> Self {
+        let (ma, mb) = (s.mass_a, s.mass_b);
+        let (r_a, r_b) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
+        let (sa, sb) = (skew(r_a), skew(r_b));
+        let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
+            + sa * ma.inv_inertia * sa.transpose()
+            + sb * mb.inv_inertia * sb.transpose();
+        let inverse = |m: Mat3A| {
+            if m.determinant().abs() > f32::MIN_POSITIVE {
+                m.inverse()
+            } else {
+                Mat3A::ZERO
+            }
+        };
         Self {
+            point_mass: inverse(k),
+            angular_mass: inverse(ma.inv_inertia + mb.inv_inertia),
             joint: s.joint,
             slot_a: None,
             slot_b: None,
@@ -172,8 +192,8 @@ impl JointConstraint {
             fixed_b: s.fixed_b,
             mass_a: s.mass_a,
             mass_b: s.mass_b,
-            r_a0: s.anchor_a - s.center_a,
-            r_b0: s.anchor_b - s.center_b,
+            r_a0: r_a,
+            r_b0: r_b,
             q_a0: s.q_a,
             q_b0: s.q_b,
             d0: s.anchor_b - s.anchor_a,
@@ -187,11 +207,20 @@ impl JointConstraint {
     fn pose(&self, a: &SolverBody, b: &SolverBody) -> Pose {
         let r_a = a.dq * self.r_a0;
         let r_b = b.dq * self.r_b0;
+        // A ball joint needs no orientation.
+        let (q_a, q_b) = if self.kind == JointKind::Ball {
+            (Quat::IDENTITY, Quat::IDENTITY)
+        } else {
+            (
+                (a.dq * self.q_a0).normalize(),
+                (b.dq * self.q_b0).normalize(),
+            )
+        };
         Pose {
             r_a,
             r_b,
-            q_a: (a.dq * self.q_a0).normalize(),
-            q_b: (b.dq * self.q_b0).normalize(),
+            q_a,
+            q_b,
             d: self.d0 + (b.dp - a.dp) + (r_b - self.r_b0) - (r_a - self.r_a0),
         }
     }
@@ -209,8 +238,6 @@ impl JointConstraint {
             self.sub_angular = Vec3A::ZERO;
         }
         let p = self.pose(a, b);
-        let (x_a, y_a, z_a) = (p.q_a * Vec3A::X, p.q_a * Vec3A::Y, p.q_a * Vec3A::Z);
-        let x_b = p.q_b * Vec3A::X;
         let mut rows = Rows {
             c: self,
             a,
@@ -218,6 +245,12 @@ impl JointConstraint {
             pass,
             k,
         };
+        if rows.c.kind == JointKind::Ball {
+            rows.point(&p);
+            return;
+        }
+        let (x_a, y_a, z_a) = (p.q_a * Vec3A::X, p.q_a * Vec3A::Y, p.q_a * Vec3A::Z);
+        let x_b = p.q_b * Vec3A::X;
         match rows.c.kind {
             JointKind::Ball => rows.point(&p),
             JointKind::Fixed => {
@@ -337,14 +370,9 @@ impl Rows<'_> {
             self.apply_linear(imp, p.r_a, p.r_b);
             return;
         }
-        let (ma, mb) = (self.c.mass_a, self.c.mass_b);
-        let (sa, sb) = (skew(p.r_a), skew(p.r_b));
-        let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
-            + sa * ma.inv_inertia * sa.transpose()
-            + sb * mb.inv_inertia * sb.transpose();
         let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
         let (bias_rate, ms, is) = self.rigid();
-        let imp = -ms * (k.inverse() * (cdot + bias_rate * p.d)) - is * self.c.acc.point;
+        let imp = -ms * (self.c.point_mass * (cdot + bias_rate * p.d)) - is * self.c.acc.point;
         self.c.acc.point += imp;
         self.apply_linear(imp, p.r_a, p.r_b);
     }
@@ -358,10 +386,9 @@ impl Rows<'_> {
         let rel = p.q_b * p.q_a.conjugate();
         let rel = if rel.w < 0.0 { -rel } else { rel };
         let err = 2.0 * Vec3A::new(rel.x, rel.y, rel.z);
-        let k = self.c.mass_a.inv_inertia + self.c.mass_b.inv_inertia;
         let cdot = self.b.w - self.a.w;
         let (bias_rate, ms, is) = self.rigid();
-        let imp = -ms * (k.inverse() * (cdot + bias_rate * err)) - is * self.c.acc.angular;
+        let imp = -ms * (self.c.angular_mass * (cdot + bias_rate * err)) - is * self.c.acc.angular;
         self.c.acc.angular += imp;
         self.apply_angular(imp);
     }
