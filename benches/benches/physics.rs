@@ -1,4 +1,4 @@
-//! Physics benchmarks: every standard scene without joints (../shared/SCENES.md), joule
+//! Physics benchmarks: every standard scene that joule can build (../shared/SCENES.md), joule
 //! against rapier3d built from the same scene description, measured in the same run, plus
 //! the collision stages alone (broad phase upkeep for free10k, narrow phase of pyramid20).
 //!
@@ -51,7 +51,7 @@ fn timed_window<W>(
 }
 
 fn scenes_bench(c: &mut Criterion) {
-    for kind in SceneKind::ALL {
+    for kind in SceneKind::ALL.into_iter().chain(SceneKind::WITH_JOINTS) {
         for threads in [1usize, 2] {
             let mut g = c.benchmark_group(format!("{}/t{threads}", kind.name()));
             g.sample_size(10)

@@ -21,7 +21,7 @@ impl RapierWorld {
         Self { world }
     }
 
-    fn add(&mut self, body: RigidBodyBuilder, collider: ColliderBuilder) {
+    fn add(&mut self, body: RigidBodyBuilder, collider: ColliderBuilder) -> RigidBodyHandle {
         let w = &mut self.world;
         let h = w.bodies.insert(body.build());
         w.colliders.insert_with_parent(
@@ -33,6 +33,7 @@ impl RapierWorld {
             h,
             &mut w.bodies,
         );
+        h
     }
 
     /// One 1/60 s step.
@@ -103,6 +104,34 @@ fn pyramids(w: &mut RapierWorld, base: usize, nx: usize, nz: usize) {
     }
 }
 
+/// chain_joints: a fixed anchor without a collider, 100 chains of 20 balls on spherical
+/// (impulse) joints, as `joule_examples::scenes` builds it.
+fn chain_joints(w: &mut RapierWorld) {
+    let anchor = w.world.insert_body(RigidBodyBuilder::fixed());
+    for ci in 0..10 {
+        for ck in 0..10 {
+            let top = v(22.0 * ci as f32, 20.0, 1.5 * ck as f32);
+            let mut prev: Option<RigidBodyHandle> = None;
+            for l in 0..20 {
+                let p = top + v(0.5 * (l as f32 + 0.5), 0.0, 0.0);
+                let h = w.add(
+                    RigidBodyBuilder::dynamic().translation(p).can_sleep(false),
+                    ColliderBuilder::ball(0.2),
+                );
+                let (parent, a1) = match prev {
+                    None => (anchor, top),
+                    Some(prev) => (prev, v(0.25, 0.0, 0.0)),
+                };
+                let joint = SphericalJointBuilder::new()
+                    .local_anchor1(a1)
+                    .local_anchor2(v(-0.25, 0.0, 0.0));
+                w.world.insert_impulse_joint(parent, h, joint);
+                prev = Some(h);
+            }
+        }
+    }
+}
+
 /// Builds `kind` in rapier, as SCENES.md defines it.
 #[must_use]
 pub fn build(kind: SceneKind) -> RapierWorld {
@@ -112,6 +141,7 @@ pub fn build(kind: SceneKind) -> RapierWorld {
         SceneKind::Pyramid20 => pyramids(&mut w, 20, 1, 1),
         SceneKind::PyramidBig => pyramids(&mut w, 40, 1, 1),
         SceneKind::ManyPyramids => pyramids(&mut w, 10, 10, 10),
+        SceneKind::ChainJoints => chain_joints(&mut w),
         SceneKind::Free10k => {
             let mut rng = SplitMix64::new(0x5eed_1234_abcd_0001);
             for i in 0..25 {

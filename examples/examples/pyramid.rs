@@ -34,7 +34,12 @@ fn parse_args() -> Result<Args, String> {
                 let v = value()?;
                 args.scene = SceneKind::from_name(&v).ok_or(format!(
                     "unknown scene {v}; one of: {}",
-                    SceneKind::ALL.map(|k| k.name()).join(", ")
+                    SceneKind::ALL
+                        .iter()
+                        .chain(&SceneKind::WITH_JOINTS)
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))?;
             }
             "--help" | "-h" => {

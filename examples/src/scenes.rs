@@ -6,7 +6,8 @@
 
 use joule_physics::body::{BodyDesc, BodyId, MotionType};
 use joule_physics::error::PhysicsError;
-use joule_physics::math::Vec3;
+use joule_physics::joint::{JointDesc, JointKind};
+use joule_physics::math::{Isometry, Vec3, Vec3A};
 use joule_physics::shape::Shape;
 use joule_physics::world::World;
 
@@ -59,6 +60,8 @@ pub enum SceneKind {
     Free10k,
     /// 4,000 spheres and boxes falling on a ground box.
     Rain4k,
+    /// 100 chains of 20 spheres on ball joints (2,000 bodies).
+    ChainJoints,
 }
 
 impl SceneKind {
@@ -71,6 +74,9 @@ impl SceneKind {
         SceneKind::Rain4k,
     ];
 
+    /// The scenes that need joints.
+    pub const WITH_JOINTS: [SceneKind; 1] = [SceneKind::ChainJoints];
+
     /// The scene's name in SCENES.md.
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -80,13 +86,17 @@ impl SceneKind {
             SceneKind::ManyPyramids => "many_pyramids",
             SceneKind::Free10k => "free10k",
             SceneKind::Rain4k => "rain4k",
+            SceneKind::ChainJoints => "chain_joints",
         }
     }
 
     /// Parses a name from SCENES.md.
     #[must_use]
     pub fn from_name(name: &str) -> Option<SceneKind> {
-        SceneKind::ALL.into_iter().find(|k| k.name() == name)
+        SceneKind::ALL
+            .into_iter()
+            .chain(SceneKind::WITH_JOINTS)
+            .find(|k| k.name() == name)
     }
 
     /// Gravity of the scene.
@@ -121,6 +131,78 @@ pub struct Scene {
     pub start: Vec<Vec3>,
     /// Initial linear velocities (free10k's sanity check).
     pub velocities: Vec<Vec3>,
+    /// For chains: the top point of each chain; its links are the next `CHAIN_LINKS`
+    /// entries of `bodies`, top first.
+    pub chain_tops: Vec<Vec3>,
+}
+
+/// Links per chain of chain_joints.
+pub const CHAIN_LINKS: usize = 20;
+
+/// A static body without a shape at `position` for joints to hang from (SCENES.md's
+/// anchor): it is never collided with nor hit by queries.
+pub fn anchor_body(world: &mut World, position: Vec3) -> Result<BodyId, PhysicsError> {
+    world.create_body(&BodyDesc::anchor(position))
+}
+
+fn chain_joints(world: &mut World) -> Result<Scene, PhysicsError> {
+    let mut scene = Scene::default();
+    let anchor = anchor_body(world, Vec3::ZERO)?;
+    let link = Shape::sphere(0.2)?;
+    let half = Vec3A::new(0.25, 0.0, 0.0);
+    for ci in 0..10 {
+        for ck in 0..10 {
+            let top = Vec3::new(22.0 * ci as f32, 20.0, 1.5 * ck as f32);
+            scene.chain_tops.push(top);
+            let mut prev = None;
+            for l in 0..CHAIN_LINKS {
+                let p = top + Vec3::new(0.5 * (l as f32 + 0.5), 0.0, 0.0);
+                let id = world.create_body(&BodyDesc {
+                    allow_sleep: false,
+                    ..BodyDesc::dynamic(link.clone(), p)
+                })?;
+                let (a, frame_a) = match prev {
+                    None => (anchor, Isometry::from_translation(top.into())),
+                    Some(prev) => (prev, Isometry::from_translation(half)),
+                };
+                world.create_joint(&JointDesc::new(
+                    JointKind::Ball,
+                    Some(a),
+                    id,
+                    frame_a,
+                    Isometry::from_translation(-half),
+                ))?;
+                scene.bodies.push(id);
+                scene.start.push(p);
+                scene.velocities.push(Vec3::ZERO);
+                prev = Some(id);
+            }
+        }
+    }
+    Ok(scene)
+}
+
+/// chain_joints' sanity figures: the largest link stretch (distance between consecutive
+/// links, or the first link and its top, minus its rest length) and the lowest y.
+#[must_use]
+pub fn chain_stretch(world: &World, scene: &Scene) -> (f32, f32) {
+    let mut stretch = 0.0f32;
+    let mut lowest = f32::INFINITY;
+    for (top, links) in scene
+        .chain_tops
+        .iter()
+        .zip(scene.bodies.chunks(CHAIN_LINKS))
+    {
+        let mut prev = *top;
+        for (l, &id) in links.iter().enumerate() {
+            let Ok(p) = world.position(id) else { continue };
+            let rest = if l == 0 { 0.25 } else { 0.5 };
+            stretch = stretch.max(p.distance(prev) - rest);
+            lowest = lowest.min(p.y);
+            prev = p;
+        }
+    }
+    (stretch, lowest)
 }
 
 fn unit_box() -> Shape {
@@ -245,6 +327,7 @@ pub fn build(kind: SceneKind, world: &mut World) -> Result<Scene, PhysicsError> 
         SceneKind::ManyPyramids => pyramids(world, 10, 10, 10),
         SceneKind::Free10k => free10k(world),
         SceneKind::Rain4k => rain4k(world),
+        SceneKind::ChainJoints => chain_joints(world),
     }
 }
 
@@ -308,6 +391,13 @@ pub fn sanity_line(kind: SceneKind, world: &World, scene: &Scene, elapsed: f32) 
             let highest = ys.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let below = ys.iter().filter(|&&y| y < 0.0).count();
             format!("highest y {highest:.2}; below ground {below}; asleep {asleep}")
+        }
+        SceneKind::ChainJoints => {
+            let (stretch, lowest) = chain_stretch(world, scene);
+            format!(
+                "largest link stretch {:.3} mm; lowest y {lowest:.2}; asleep {asleep}",
+                stretch * 1e3
+            )
         }
     }
 }

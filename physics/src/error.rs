@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::body::BodyId;
+use crate::joint::JointId;
 use crate::shape::ShapeError;
 
 /// Why the world refused a request. Nothing is created or changed when one is returned.
@@ -49,6 +50,14 @@ pub enum PhysicsError {
     /// finite. A dynamic body without a shape needs `MassSpec::Properties`; `MassSpec::Mass`
     /// needs a shape whose inertia it can scale.
     InvalidMassProperties,
+    /// A joint description was invalid: a frame with a non-finite or non-unit part, a
+    /// limit whose lower end lies above its upper end, a spring or motor with a
+    /// non-positive frequency or a negative force limit, an angle out of range, a negative
+    /// break threshold, or the same body on both sides. Fix the named value.
+    InvalidJoint,
+    /// The id refers to a joint that was removed (or broke and was removed, or never
+    /// existed in this world). Drop stale joint ids when you remove joints or bodies.
+    StaleJointId(JointId),
 }
 
 impl fmt::Display for PhysicsError {
@@ -90,6 +99,8 @@ impl fmt::Display for PhysicsError {
                 f,
                 "mass properties out of range (mass > 0, inertia positive definite, finite centre)"
             ),
+            PhysicsError::InvalidJoint => write!(f, "invalid joint description"),
+            PhysicsError::StaleJointId(id) => write!(f, "joint id {id:?} is stale or unknown"),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Islands and sleeping.
 //!
-//! An island is a set of dynamic bodies connected by touching contacts (and, later,
-//! joints). Static bodies do not connect islands: two boxes resting on the same ground are
+//! An island is a set of dynamic bodies connected by touching contacts and enabled
+//! joints. Static bodies do not connect islands: two boxes resting on the same ground are
 //! two islands. Islands are recomputed every step from the awake bodies with a union-find
 //! over the touching contacts in id order (cheap, and deterministic: every island's
 //! representative is its lowest awake index).
@@ -15,6 +15,7 @@
 
 use crate::body::{AWAKE_SET, Bodies, FIRST_SLEEPING_SET, MotionType};
 use crate::contact::{ContactFlags, ContactManager};
+use crate::joint::Joints;
 use crate::math::Vec3A;
 
 /// Sleep settings.
@@ -81,6 +82,7 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
 pub(crate) fn update_sleep(
     bodies: &mut Bodies,
     contacts: &ContactManager,
+    joints: &Joints,
     settings: &SleepSettings,
     dt: f32,
     s: &mut IslandScratch,
@@ -128,6 +130,21 @@ pub(crate) fn update_sleep(
         let (a, b) = (
             &bodies.bodies[c.body_a as usize],
             &bodies.bodies[c.body_b as usize],
+        );
+        if a.set == AWAKE_SET
+            && b.set == AWAKE_SET
+            && a.motion_type != MotionType::Static
+            && b.motion_type != MotionType::Static
+        {
+            union(&mut s.parent, a.local, b.local);
+        }
+    }
+    // A joint keeps its two bodies in one island (they sleep and wake together).
+    for j in joints.joints.iter().filter(|j| j.alive && j.enabled) {
+        let Some(ja) = j.body_a else { continue };
+        let (a, b) = (
+            &bodies.bodies[ja as usize],
+            &bodies.bodies[j.body_b as usize],
         );
         if a.set == AWAKE_SET
             && b.set == AWAKE_SET

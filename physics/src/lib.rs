@@ -34,6 +34,7 @@ pub mod error;
 pub mod events;
 pub mod filter;
 pub mod island;
+pub mod joint;
 pub mod listener;
 pub mod mass;
 pub mod material;

@@ -13,6 +13,7 @@
 //!            bodies, shapes, sets      snapshot/bodies.rs
 //!            broad phase (two trees)   snapshot/broad_phase.rs
 //!            contacts                  snapshot/contacts.rs
+//!            joints                    snapshot/joints.rs
 //!            exclusion list, material mixing (rules, pair table), step count
 //! ```
 //!
@@ -62,6 +63,7 @@ mod bodies;
 mod broad_phase;
 mod composite_shapes;
 mod contacts;
+mod joints;
 mod wire;
 
 use std::fmt;
@@ -182,6 +184,7 @@ struct State {
     bodies: Bodies,
     broad_phase: BroadPhase,
     contacts: ContactManager,
+    joints: crate::joint::Joints,
     exclusions: ExclusionList,
     mixing: MaterialMixing,
     step_count: u64,
@@ -199,6 +202,7 @@ impl World {
             bodies,
             broad_phase,
             contacts,
+            joints,
             exclusions,
             mixing,
             // Dropped: the last step's output, cleared when the next step starts.
@@ -224,6 +228,7 @@ impl World {
         bodies::write_bodies(&mut w, bodies);
         broad_phase::write_broad_phase(&mut w, broad_phase);
         contacts::write_contacts(&mut w, contacts);
+        joints::write_joints(&mut w, joints);
         write_exclusions(&mut w, exclusions);
         write_mixing(&mut w, mixing);
         w.u64(*step_count);
@@ -258,6 +263,7 @@ impl World {
             bodies,
             broad_phase,
             contacts,
+            joints,
             exclusions,
             mixing,
             step_count,
@@ -266,6 +272,7 @@ impl World {
         self.bodies = bodies;
         self.broad_phase = broad_phase;
         self.contacts = contacts;
+        self.joints = joints;
         self.exclusions = exclusions;
         self.mixing = mixing;
         self.step_count = step_count;
@@ -319,6 +326,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
     let bodies = bodies::read_bodies(&mut r, &desc.layers)?;
     let broad_phase = broad_phase::read_broad_phase(&mut r, &bodies)?;
     let contacts = contacts::read_contacts(&mut r, &bodies)?;
+    let joints = joints::read_joints(&mut r, &bodies)?;
     let exclusions = read_exclusions(&mut r, &bodies)?;
     let mixing = read_mixing(&mut r)?;
     let step_count = r.u64()?;
@@ -328,6 +336,7 @@ fn decode(bytes: &[u8]) -> Result<State, SnapshotError> {
         bodies,
         broad_phase,
         contacts,
+        joints,
         exclusions,
         mixing,
         step_count,

@@ -27,6 +27,7 @@ use crate::contact::ContactManager;
 use crate::events::Events;
 use crate::filter::ExclusionList;
 use crate::island::{self, IslandScratch, SleepEvent};
+use crate::joint::Joints;
 use crate::listener::{StepListeners, StepPhase};
 use crate::material::MaterialMixing;
 use crate::math::Vec3A;
@@ -180,11 +181,13 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let dt = cx.read::<StepDt>().0;
                 let bodies = cx.read::<Bodies>();
                 let contacts = cx.read::<ContactManager>();
+                let mut joints = cx.write::<Joints>();
                 let mut scratch = cx.write::<SolverScratch>();
                 solver::prepare(
                     cx.jobs(),
                     &bodies,
                     &contacts,
+                    &mut joints,
                     Vec3A::from(desc.gravity),
                     dt,
                     &desc.solver,
@@ -196,6 +199,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .reads::<StepDt>()
         .reads::<Bodies>()
         .reads::<ContactManager>()
+        .writes::<Joints>()
         .writes::<SolverScratch>()
         .after([events])
         .id();
@@ -214,12 +218,14 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let scratch = cx.read::<SolverScratch>();
                 let mut bodies = cx.write::<Bodies>();
                 let mut contacts = cx.write::<ContactManager>();
-                solver::finish(&mut bodies, &mut contacts, &scratch);
+                let mut joints = cx.write::<Joints>();
+                solver::finish(&mut bodies, &mut contacts, &mut joints, &scratch);
             });
         })
         .reads::<SolverScratch>()
         .writes::<Bodies>()
         .writes::<ContactManager>()
+        .writes::<Joints>()
         .after([solve])
         .id();
     let find_ccd = b
@@ -289,12 +295,14 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let desc = cx.read::<WorldDesc>();
                 let dt = cx.read::<StepDt>().0;
                 let contacts = cx.read::<ContactManager>();
+                let joints = cx.read::<Joints>();
                 let mut bodies = cx.write::<Bodies>();
                 let mut scratch = cx.write::<IslandScratch>();
                 let mut sleep = cx.write::<SleepEvents>();
                 island::update_sleep(
                     &mut bodies,
                     &contacts,
+                    &joints,
                     &desc.sleep,
                     dt,
                     &mut scratch,
@@ -305,6 +313,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .reads::<WorldDesc>()
         .reads::<StepDt>()
         .reads::<ContactManager>()
+        .reads::<Joints>()
         .writes::<Bodies>()
         .writes::<IslandScratch>()
         .writes::<SleepEvents>()

@@ -17,6 +17,7 @@ use crate::error::PhysicsError;
 use crate::events::Events;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::{self, IslandScratch, SleepEvent, SleepSettings};
+use crate::joint::Joints;
 use crate::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
 use crate::material::{MaterialId, MaterialMixing, MixRule, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
@@ -91,6 +92,7 @@ pub struct World {
     pub(crate) bodies: Bodies,
     pub(crate) broad_phase: BroadPhase,
     pub(crate) contacts: ContactManager,
+    pub(crate) joints: Joints,
     pub(crate) exclusions: ExclusionList,
     pub(crate) mixing: MaterialMixing,
     pub(crate) events: Events,
@@ -135,6 +137,7 @@ impl World {
             bodies: Bodies::default(),
             broad_phase,
             contacts: ContactManager::default(),
+            joints: Joints::default(),
             exclusions: ExclusionList::default(),
             mixing: MaterialMixing::new(),
             events: Events::default(),
@@ -273,10 +276,12 @@ impl World {
         Ok(id)
     }
 
-    /// Removes a body and its contacts (an `End` event is reported for each touching one).
+    /// Removes a body, its contacts (an `End` event is reported for each touching one) and
+    /// its joints (a `JointEvent::Removed` is reported for each).
     /// A stale id (removed twice) is an error and changes nothing.
     pub fn remove_body(&mut self, id: BodyId) -> Result<(), PhysicsError> {
         self.bodies.get(id)?;
+        self.remove_joints_of(id);
         for c in self.contacts.contacts_of(id.index()) {
             let other = {
                 let c = &self.contacts.contacts[c as usize];
@@ -632,6 +637,7 @@ impl World {
         std::mem::swap(slot(ctx), &mut self.bodies);
         std::mem::swap(slot(ctx), &mut self.broad_phase);
         std::mem::swap(slot(ctx), &mut self.contacts);
+        std::mem::swap(slot(ctx), &mut self.joints);
         std::mem::swap(slot(ctx), &mut self.exclusions);
         std::mem::swap(slot(ctx), &mut self.mixing);
         std::mem::swap(slot(ctx), &mut self.events);

@@ -38,12 +38,16 @@
 //! colour, consecutive constraints are bundled eight to a SIMD lane set
 //! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
 //! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
-//! The overflow colour is solved serially, scalar, after the others. Colouring, bundle
+//! The overflow colour is solved serially, scalar, after the others. Joints are coloured
+//! in the same graph; in each pass a colour's joints run as a stage of their own before
+//! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Colouring, bundle
 //! and block boundaries depend only on constraint order, so results are identical for any
 //! thread count.
 
 pub mod contact;
 mod contact_bundle;
+pub mod joint;
+pub(crate) mod joint_stage;
 mod wide;
 
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem};
@@ -52,6 +56,7 @@ use smallvec::SmallVec;
 use crate::body::{AWAKE_SET, Bodies, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::contact::{ContactFlags, ContactManager};
+use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
 
 use contact::{BodyMass, ConstraintPoint, ContactConstraint, Softness, SolverBody, tangent_basis};
@@ -157,6 +162,8 @@ pub(crate) struct SolverScratch {
     colors: Vec<ColorWork>,
     overflow: Vec<ContactConstraint>,
     constants: StepConstants,
+    /// The joints of the step, coloured with the contacts (`joint_stage.rs`).
+    joints: joint_stage::JointScratch,
 }
 
 /// Fewest constraints per block within a colour (a whole number of bundles).
@@ -180,10 +187,15 @@ struct StepConstants {
 
 /// Stage "constraint graph": loads the awake bodies into solver bodies, colours the
 /// touching contacts and prepares their constraints (anchors, effective masses).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the stage's inputs, each a separate part of the world"
+)]
 pub(crate) fn prepare(
     jobs: &JobSystem,
     bodies: &Bodies,
     contacts: &ContactManager,
+    joints: &mut Joints,
     gravity: Vec3A,
     dt: f32,
     settings: &SolverSettings,
@@ -205,7 +217,17 @@ pub(crate) fn prepare(
         softness: soft,
     };
     load_bodies(bodies, gravity, h, s);
-    build_constraints(jobs, bodies, contacts, soft, s);
+    build_constraints(jobs, bodies, contacts, joints, soft, s);
+    let awake = s.bodies.len();
+    joint_stage::prepare(
+        bodies,
+        joints,
+        &s.masses,
+        awake,
+        dt,
+        substeps,
+        &mut s.joints,
+    );
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
@@ -219,14 +241,21 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
         softness: k.softness,
     };
     integrate_free(jobs, s);
+    let joints = !joint_stage::is_empty(&s.joints);
     for _ in 0..k.substeps {
         integrate_velocities(jobs, s);
+        if joints {
+            joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
+        }
         for_each_constraint(
             jobs,
             s,
             |b, chunk| b.warm_start(chunk),
             |c, a, b| c.warm_start(a, b),
         );
+        if joints {
+            joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
+        }
         for_each_constraint(
             jobs,
             s,
@@ -234,6 +263,14 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true),
         );
         integrate_positions(jobs, s);
+        if joints {
+            joint_stage::run(
+                jobs,
+                &mut s.joints,
+                &mut s.bodies,
+                joint::Pass::Solve(false),
+            );
+        }
         for_each_constraint(
             jobs,
             s,
@@ -252,8 +289,14 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
 
 /// Stage "integrate": writes the solved velocities and poses back to the bodies and the
 /// impulses back to the contacts (for the next step's warm start).
-pub(crate) fn finish(bodies: &mut Bodies, contacts: &mut ContactManager, s: &SolverScratch) {
+pub(crate) fn finish(
+    bodies: &mut Bodies,
+    contacts: &mut ContactManager,
+    joints: &mut Joints,
+    s: &SolverScratch,
+) {
     store_impulses(contacts, s);
+    joint_stage::store(joints, &s.joints);
     store_bodies(bodies, s);
 }
 
@@ -349,6 +392,7 @@ fn build_constraints(
     jobs: &JobSystem,
     bodies: &Bodies,
     contacts: &ContactManager,
+    joints: &Joints,
     soft: Softness,
     s: &mut SolverScratch,
 ) {
@@ -369,7 +413,9 @@ fn build_constraints(
             body_b: solver_index(bodies, c.body_b),
         });
     }
+    joint_stage::push_entries(bodies, joints, &mut s.entries);
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
+    joint_stage::take_entries(&mut s.graph, &mut s.joints);
     for e in &s.entries {
         for i in [e.body_a, e.body_b].into_iter().flatten() {
             s.params[i as usize].free = false;

@@ -1,0 +1,563 @@
+//! Joint constraints: the per-joint math of the solver (Box2D v3's soft joints, in 3D).
+//!
+//! Every joint type is built from a few kinds of rows, each solved with the same soft
+//! step as contacts (`Softness`):
+//! - the *point* block (3 rows): the anchors coincide; solved as one 3x3 system with the
+//!   anchors of the current substep, as Box2D's revolute joint does in 2D;
+//! - the *angular lock* block (3 rows): the frames keep their relative orientation;
+//! - one-dimensional rows along an axis, linear or angular, in one of five modes:
+//!   an equality (alignment), a one-sided limit (speculative: the gap may close within a
+//!   substep, like a separated contact point), a spring, a velocity motor and a position
+//!   motor (a spring with a force limit).
+//!
+//! Positions are tracked as Box2D v3 does: the anchors and frames are taken at the start
+//! of the step and moved by each body's `dp` / `dq` of the running step, so no pose is
+//! written back until the step ends. Rigid rows are solved soft with a position bias in
+//! the solve pass (joint stiffness [`JOINT_HERTZ`]) and rigid without bias in the relax
+//! pass, so the bias velocity never remains in the result. Springs and position motors
+//! act in the solve pass only and start each substep from a zero impulse: one pass of
+//! such a row is then exactly an implicit-Euler step of the spring-damper (Catto,
+//! "Solver2D", 2024), which `physics/tests/joints.rs` checks.
+
+use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
+use crate::math::{Mat3A, Quat, Vec3A};
+
+use super::contact::{BodyMass, Softness, SolverBody};
+
+/// Stiffness of the rigid rows of joints, in Hz. Box2D v3 uses twice its contact
+/// stiffness. Measured at 10 substeps of a 60 Hz step (`physics/tests/joints.rs`): a
+/// 20-link chain swinging from horizontal ends within 0.07 mm per link at 120 Hz and
+/// 0.02 mm at 150 Hz; a load of 100 links' mass on a 10-link chain sags 6.7 cm at 120 Hz,
+/// 4.4 cm at 150 Hz and 2.6 cm at 200 Hz, and the same chain blows up at 250 Hz. 150 Hz
+/// keeps a margin below that edge.
+pub const JOINT_HERTZ: f32 = 150.0;
+/// Damping ratio of the rigid rows of joints (2 and 0.5 measured the same as 1).
+pub const JOINT_DAMPING_RATIO: f32 = 1.0;
+/// Joint stiffness is capped at this fraction of the substep rate (`h * omega` <= 1.6;
+/// the heavy-load chain above is unstable from about 2.6), so fewer substeps stay stable.
+pub const MAX_JOINT_HERTZ_PER_SUBSTEP_RATE: f32 = 0.25;
+
+/// Which pass over the constraints is running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// Apply the accumulated impulses (start of a substep).
+    WarmStart,
+    /// Solve with the position bias (`true`) or without it (relax, `false`).
+    Solve(bool),
+}
+
+/// Per-substep constants of the joint passes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JointParams {
+    pub h: f32,
+    pub inv_h: f32,
+    pub softness: Softness,
+}
+
+/// How a one-dimensional row acts.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// `C = 0`, soft with bias, rigid in relax.
+    Equal,
+    /// `C >= 0`: the impulse only pushes.
+    Limit,
+    /// A spring toward `C = 0`.
+    Spring(Softness),
+    /// Drives `Cdot` to `speed` with at most `max` impulse per substep.
+    Motor { speed: f32, max: f32 },
+    /// A spring toward `C = 0` with at most `max` impulse per substep.
+    PositionMotor { softness: Softness, max: f32 },
+}
+
+/// A joint as the solver sees it for one step.
+#[derive(Clone, Debug)]
+pub(crate) struct JointConstraint {
+    /// Joint slot (to store impulses back).
+    pub joint: u32,
+    /// Position of body A in the colour's plan (awake index in the overflow).
+    pub slot_a: Option<u32>,
+    /// Position of body B in the colour's plan.
+    pub slot_b: Option<u32>,
+    /// Stand-ins for sides the solver does not move (a kinematic side keeps its velocity).
+    pub fixed_a: SolverBody,
+    pub fixed_b: SolverBody,
+    pub mass_a: BodyMass,
+    pub mass_b: BodyMass,
+    /// Anchors relative to the centres of mass, world axes, at the start of the step.
+    r_a0: Vec3A,
+    r_b0: Vec3A,
+    /// World orientations of the joint frames at the start of the step.
+    q_a0: Quat,
+    q_b0: Quat,
+    /// Anchor B minus anchor A at the start of the step.
+    d0: Vec3A,
+    kind: JointKind,
+    /// Inverse effective mass of the point block and of the angular lock, for the step's
+    /// starting anchors and inertias (Box2D v3 freezes them per step too; the bias uses
+    /// the current separation, so only convergence speed depends on it).
+    point_mass: Mat3A,
+    angular_mass: Mat3A,
+    /// Accumulated impulses (warm started from the last step).
+    pub acc: JointImpulses,
+    /// Impulse on body B during the current substep (linear, angular about its anchor),
+    /// from which the joint's force and torque are reported.
+    pub sub_linear: Vec3A,
+    pub sub_angular: Vec3A,
+}
+
+/// The two frames' current placement within a substep.
+struct Pose {
+    r_a: Vec3A,
+    r_b: Vec3A,
+    q_a: Quat,
+    q_b: Quat,
+    /// Anchor B minus anchor A.
+    d: Vec3A,
+}
+
+/// Inputs of [`JointConstraint::new`].
+pub(crate) struct JointStart {
+    pub joint: u32,
+    pub kind: JointKind,
+    pub fixed_a: SolverBody,
+    pub fixed_b: SolverBody,
+    pub mass_a: BodyMass,
+    pub mass_b: BodyMass,
+    /// World anchor positions and their bodies' centres of mass.
+    pub anchor_a: Vec3A,
+    pub anchor_b: Vec3A,
+    pub center_a: Vec3A,
+    pub center_b: Vec3A,
+    /// World orientations of the frames.
+    pub q_a: Quat,
+    pub q_b: Quat,
+    pub impulses: JointImpulses,
+}
+
+fn skew(r: Vec3A) -> Mat3A {
+    Mat3A::from_cols(
+        Vec3A::new(0.0, r.z, -r.y),
+        Vec3A::new(-r.z, 0.0, r.x),
+        Vec3A::new(r.y, -r.x, 0.0),
+    )
+}
+
+/// Angle in `[-π, π]` of a quaternion's rotation about its X axis (its twist).
+fn twist_angle(q: Quat) -> f32 {
+    let q = if q.w < 0.0 { -q } else { q };
+    2.0 * q.x.atan2(q.w)
+}
+
+/// Twist about X and the two swing angles toward Y and Z of `q = swing * twist`.
+fn twist_swing_angles(q: Quat) -> [f32; 3] {
+    let q = if q.w < 0.0 { -q } else { q };
+    let t = Quat::from_xyzw(q.x, 0.0, 0.0, q.w);
+    let len = t.length();
+    let twist = if len > 1e-9 { t / len } else { Quat::IDENTITY };
+    let swing = q * twist.conjugate();
+    let swing = if swing.w < 0.0 { -swing } else { swing };
+    [
+        2.0 * twist.x.atan2(twist.w),
+        2.0 * swing.y.atan2(swing.w),
+        2.0 * swing.z.atan2(swing.w),
+    ]
+}
+
+fn spring_softness(s: &Spring, h: f32) -> Softness {
+    Softness::new(s.hertz, s.damping_ratio, h)
+}
+
+impl JointConstraint {
+    pub(crate) fn new(s: JointStart) -> Self {
+        let (ma, mb) = (s.mass_a, s.mass_b);
+        let (r_a, r_b) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
+        let (sa, sb) = (skew(r_a), skew(r_b));
+        let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
+            + sa * ma.inv_inertia * sa.transpose()
+            + sb * mb.inv_inertia * sb.transpose();
+        let inverse = |m: Mat3A| {
+            if m.determinant().abs() > f32::MIN_POSITIVE {
+                m.inverse()
+            } else {
+                Mat3A::ZERO
+            }
+        };
+        Self {
+            point_mass: inverse(k),
+            angular_mass: inverse(ma.inv_inertia + mb.inv_inertia),
+            joint: s.joint,
+            slot_a: None,
+            slot_b: None,
+            fixed_a: s.fixed_a,
+            fixed_b: s.fixed_b,
+            mass_a: s.mass_a,
+            mass_b: s.mass_b,
+            r_a0: r_a,
+            r_b0: r_b,
+            q_a0: s.q_a,
+            q_b0: s.q_b,
+            d0: s.anchor_b - s.anchor_a,
+            kind: s.kind,
+            acc: s.impulses,
+            sub_linear: Vec3A::ZERO,
+            sub_angular: Vec3A::ZERO,
+        }
+    }
+
+    fn pose(&self, a: &SolverBody, b: &SolverBody) -> Pose {
+        let r_a = a.dq * self.r_a0;
+        let r_b = b.dq * self.r_b0;
+        // A ball joint needs no orientation.
+        let (q_a, q_b) = if self.kind == JointKind::Ball {
+            (Quat::IDENTITY, Quat::IDENTITY)
+        } else {
+            (
+                (a.dq * self.q_a0).normalize(),
+                (b.dq * self.q_b0).normalize(),
+            )
+        };
+        Pose {
+            r_a,
+            r_b,
+            q_a,
+            q_b,
+            d: self.d0 + (b.dp - a.dp) + (r_b - self.r_b0) - (r_a - self.r_a0),
+        }
+    }
+
+    /// Runs one pass of this joint on its two bodies.
+    pub(crate) fn run(
+        &mut self,
+        a: &mut SolverBody,
+        b: &mut SolverBody,
+        pass: Pass,
+        k: &JointParams,
+    ) {
+        if pass == Pass::WarmStart {
+            self.sub_linear = Vec3A::ZERO;
+            self.sub_angular = Vec3A::ZERO;
+        }
+        let p = self.pose(a, b);
+        let mut rows = Rows {
+            c: self,
+            a,
+            b,
+            pass,
+            k,
+        };
+        if rows.c.kind == JointKind::Ball {
+            rows.point(&p);
+            return;
+        }
+        let (x_a, y_a, z_a) = (p.q_a * Vec3A::X, p.q_a * Vec3A::Y, p.q_a * Vec3A::Z);
+        let x_b = p.q_b * Vec3A::X;
+        match rows.c.kind {
+            JointKind::Ball => rows.point(&p),
+            JointKind::Fixed => {
+                rows.angular_lock(&p);
+                rows.point(&p);
+            }
+            JointKind::Hinge(drive) => {
+                let angle = {
+                    let y_b = p.q_b * Vec3A::Y;
+                    y_a.cross(y_b).dot(x_a).atan2(y_a.dot(y_b))
+                };
+                rows.drive(&drive, 2, x_a, angle, None);
+                let n = x_a.cross(x_b);
+                rows.angular(0, y_a, y_a.dot(n), Mode::Equal);
+                rows.angular(1, z_a, z_a.dot(n), Mode::Equal);
+                rows.point(&p);
+            }
+            JointKind::Slider(drive) => {
+                let r_a = p.r_a + p.d;
+                rows.drive(&drive, 2, x_a, x_a.dot(p.d), Some((r_a, p.r_b)));
+                rows.angular_lock(&p);
+                rows.linear(0, y_a, r_a, p.r_b, y_a.dot(p.d), Mode::Equal);
+                rows.linear(1, z_a, r_a, p.r_b, z_a.dot(p.d), Mode::Equal);
+            }
+            JointKind::Distance { min, max, spring } => {
+                let len = p.d.length();
+                let u = if len > 1e-6 { p.d / len } else { x_a };
+                let r_a = p.r_a + p.d;
+                if let Some(s) = spring {
+                    let soft = spring_softness(&s, k.h);
+                    rows.linear(2, u, r_a, p.r_b, len - s.rest, Mode::Spring(soft));
+                }
+                if min == max {
+                    rows.linear(0, u, r_a, p.r_b, len - min, Mode::Equal);
+                } else {
+                    rows.linear(0, u, r_a, p.r_b, len - min, Mode::Limit);
+                    rows.linear(1, -u, r_a, p.r_b, max - len, Mode::Limit);
+                }
+            }
+            JointKind::Cone { half_angle } => {
+                rows.cone(0, x_a, x_b, half_angle);
+                rows.point(&p);
+            }
+            JointKind::SwingTwist {
+                swing_half_angle,
+                twist,
+            } => {
+                let angle = twist_angle(p.q_a.conjugate() * p.q_b);
+                let u = (x_a + x_b).try_normalize().unwrap_or(x_a);
+                rows.angular(1, u, angle - twist.lower, Mode::Limit);
+                rows.angular(2, -u, twist.upper - angle, Mode::Limit);
+                rows.cone(0, x_a, x_b, swing_half_angle);
+                rows.point(&p);
+            }
+            JointKind::SixDof(six) => {
+                let axes = [x_a, y_a, z_a];
+                let angles = twist_swing_angles(p.q_a.conjugate() * p.q_b);
+                for (i, &u) in axes.iter().enumerate() {
+                    if let Some(m) = six.angular_motors[i] {
+                        rows.motor(15 + i, u, angles[i], &m, None);
+                    }
+                    rows.dof(6 + 2 * i, &six.angular[i], u, angles[i], None);
+                }
+                let r_a = p.r_a + p.d;
+                for (i, &u) in axes.iter().enumerate() {
+                    let pos = u.dot(p.d);
+                    if let Some(m) = six.linear_motors[i] {
+                        rows.motor(12 + i, u, pos, &m, Some((r_a, p.r_b)));
+                    }
+                    rows.dof(2 * i, &six.linear[i], u, pos, Some((r_a, p.r_b)));
+                }
+            }
+        }
+    }
+}
+
+/// One pass over one joint's rows.
+struct Rows<'a> {
+    c: &'a mut JointConstraint,
+    a: &'a mut SolverBody,
+    b: &'a mut SolverBody,
+    pass: Pass,
+    k: &'a JointParams,
+}
+
+impl Rows<'_> {
+    fn apply_linear(&mut self, p: Vec3A, r_a: Vec3A, r_b: Vec3A) {
+        let (ma, mb) = (self.c.mass_a, self.c.mass_b);
+        self.a.v -= ma.inv_mass * p;
+        self.a.w -= ma.inv_inertia * r_a.cross(p);
+        self.b.v += mb.inv_mass * p;
+        self.b.w += mb.inv_inertia * r_b.cross(p);
+        self.c.sub_linear += p;
+    }
+
+    fn apply_angular(&mut self, l: Vec3A) {
+        self.a.w -= self.c.mass_a.inv_inertia * l;
+        self.b.w += self.c.mass_b.inv_inertia * l;
+        self.c.sub_angular += l;
+    }
+
+    /// The soft coefficients of a rigid row in this pass: (bias rate, mass scale,
+    /// impulse scale).
+    fn rigid(&self) -> (f32, f32, f32) {
+        match self.pass {
+            Pass::Solve(true) => {
+                let s = self.k.softness;
+                (s.bias_rate, s.mass_scale, s.impulse_scale)
+            }
+            _ => (0.0, 1.0, 0.0),
+        }
+    }
+
+    fn point(&mut self, p: &Pose) {
+        if self.pass == Pass::WarmStart {
+            let imp = self.c.acc.point;
+            self.apply_linear(imp, p.r_a, p.r_b);
+            return;
+        }
+        let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
+        let (bias_rate, ms, is) = self.rigid();
+        let imp = -ms * (self.c.point_mass * (cdot + bias_rate * p.d)) - is * self.c.acc.point;
+        self.c.acc.point += imp;
+        self.apply_linear(imp, p.r_a, p.r_b);
+    }
+
+    fn angular_lock(&mut self, p: &Pose) {
+        if self.pass == Pass::WarmStart {
+            let imp = self.c.acc.angular;
+            self.apply_angular(imp);
+            return;
+        }
+        let rel = p.q_b * p.q_a.conjugate();
+        let rel = if rel.w < 0.0 { -rel } else { rel };
+        let err = 2.0 * Vec3A::new(rel.x, rel.y, rel.z);
+        let cdot = self.b.w - self.a.w;
+        let (bias_rate, ms, is) = self.rigid();
+        let imp = -ms * (self.c.angular_mass * (cdot + bias_rate * err)) - is * self.c.acc.angular;
+        self.c.acc.angular += imp;
+        self.apply_angular(imp);
+    }
+
+    /// A one-dimensional row: linear along `u` between the points `r_a`, `r_b` when
+    /// `arms` is given, angular about `u` otherwise. `c` is its position error.
+    fn row(&mut self, slot: usize, u: Vec3A, arms: Option<(Vec3A, Vec3A)>, c: f32, mode: Mode) {
+        let apply = |rows: &mut Self, imp: f32| match arms {
+            Some((r_a, r_b)) => rows.apply_linear(u * imp, r_a, r_b),
+            None => rows.apply_angular(u * imp),
+        };
+        if self.pass == Pass::WarmStart {
+            if matches!(mode, Mode::Spring(_) | Mode::PositionMotor { .. }) {
+                self.c.acc.rows[slot] = 0.0;
+            } else {
+                apply(self, self.c.acc.rows[slot]);
+            }
+            return;
+        }
+        let Pass::Solve(use_bias) = self.pass else {
+            return;
+        };
+        let (ma, mb) = (self.c.mass_a, self.c.mass_b);
+        let (k, cdot) = match arms {
+            Some((r_a, r_b)) => {
+                let (ra, rb) = (r_a.cross(u), r_b.cross(u));
+                (
+                    ma.inv_mass
+                        + mb.inv_mass
+                        + ra.dot(ma.inv_inertia * ra)
+                        + rb.dot(mb.inv_inertia * rb),
+                    u.dot(self.b.v + self.b.w.cross(r_b) - self.a.v - self.a.w.cross(r_a)),
+                )
+            }
+            None => (
+                u.dot((ma.inv_inertia + mb.inv_inertia) * u),
+                u.dot(self.b.w - self.a.w),
+            ),
+        };
+        if k <= 0.0 {
+            return;
+        }
+        let mass = 1.0 / k;
+        let acc = self.c.acc.rows[slot];
+        let new = match mode {
+            Mode::Equal => {
+                let (bias_rate, ms, is) = self.rigid();
+                acc - ms * mass * (cdot + bias_rate * c) - is * acc
+            }
+            Mode::Limit => {
+                let (bias, ms, is) = if c > 0.0 {
+                    (c * self.k.inv_h, 1.0, 0.0)
+                } else {
+                    let (bias_rate, ms, is) = self.rigid();
+                    (bias_rate * c, ms, is)
+                };
+                (acc - ms * mass * (cdot + bias) - is * acc).max(0.0)
+            }
+            Mode::Spring(s) => {
+                if !use_bias {
+                    return;
+                }
+                acc - s.mass_scale * mass * (cdot + s.bias_rate * c) - s.impulse_scale * acc
+            }
+            Mode::Motor { speed, max } => {
+                let m = max * self.k.h;
+                (acc - mass * (cdot - speed)).clamp(-m, m)
+            }
+            Mode::PositionMotor { softness: s, max } => {
+                if !use_bias {
+                    return;
+                }
+                let m = max * self.k.h;
+                (acc - s.mass_scale * mass * (cdot + s.bias_rate * c) - s.impulse_scale * acc)
+                    .clamp(-m, m)
+            }
+        };
+        self.c.acc.rows[slot] = new;
+        apply(self, new - acc);
+    }
+
+    fn linear(&mut self, slot: usize, u: Vec3A, r_a: Vec3A, r_b: Vec3A, c: f32, mode: Mode) {
+        self.row(slot, u, Some((r_a, r_b)), c, mode);
+    }
+
+    fn angular(&mut self, slot: usize, u: Vec3A, c: f32, mode: Mode) {
+        self.row(slot, u, None, c, mode);
+    }
+
+    /// The swing limit: the angle between the frames' X axes stays within `half`.
+    fn cone(&mut self, slot: usize, x_a: Vec3A, x_b: Vec3A, half: f32) {
+        let n = x_a.cross(x_b);
+        let len = n.length();
+        // Aligned axes: no swing, and no direction to limit it in.
+        if len < 1e-6 {
+            if self.pass == Pass::WarmStart {
+                self.c.acc.rows[slot] = 0.0;
+            }
+            return;
+        }
+        let swing = len.atan2(x_a.dot(x_b));
+        self.angular(slot, -n / len, half - swing, Mode::Limit);
+    }
+
+    /// A motor on an axis at position `pos`.
+    fn motor(&mut self, slot: usize, u: Vec3A, pos: f32, m: &Motor, arms: Option<(Vec3A, Vec3A)>) {
+        let mode = match *m {
+            Motor::Velocity { speed, max_force } => Mode::Motor {
+                speed,
+                max: max_force,
+            },
+            Motor::Position {
+                target,
+                hertz,
+                damping_ratio,
+                max_force,
+            } => {
+                let s = Spring {
+                    hertz,
+                    damping_ratio,
+                    rest: target,
+                };
+                return self.row(
+                    slot,
+                    u,
+                    arms,
+                    pos - target,
+                    Mode::PositionMotor {
+                        softness: spring_softness(&s, self.k.h),
+                        max: max_force,
+                    },
+                );
+            }
+        };
+        self.row(slot, u, arms, 0.0, mode);
+    }
+
+    /// Limit, spring and motor of a hinge's or slider's free axis, in slots
+    /// `base..base + 4`.
+    fn drive(
+        &mut self,
+        d: &AxisDrive,
+        base: usize,
+        u: Vec3A,
+        pos: f32,
+        arms: Option<(Vec3A, Vec3A)>,
+    ) {
+        if let Some(m) = d.motor {
+            self.motor(base + 3, u, pos, &m, arms);
+        }
+        if let Some(s) = d.spring {
+            let soft = spring_softness(&s, self.k.h);
+            self.row(base + 2, u, arms, pos - s.rest, Mode::Spring(soft));
+        }
+        if let Some(l) = d.limit {
+            self.row(base, u, arms, pos - l.lower, Mode::Limit);
+            self.row(base + 1, -u, arms, l.upper - pos, Mode::Limit);
+        }
+    }
+
+    /// One six-DOF axis in slots `base`, `base + 1`.
+    fn dof(&mut self, base: usize, d: &Dof, u: Vec3A, pos: f32, arms: Option<(Vec3A, Vec3A)>) {
+        match d {
+            Dof::Free => {}
+            Dof::Locked => self.row(base, u, arms, pos, Mode::Equal),
+            Dof::Limited(l) => {
+                self.row(base, u, arms, pos - l.lower, Mode::Limit);
+                self.row(base + 1, -u, arms, l.upper - pos, Mode::Limit);
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The joint passes of the solver: joints join the contacts' constraint graph, and each
+//! colour's joints are solved as one parallel stage before that colour's contacts.
+//!
+//! ```text
+//!   build:  graph entries = contacts (by id), then enabled joints (by slot)
+//!           colour all of them together (no colour shares a dynamic body)
+//!           take the joint entries back out of each colour -> JointColor
+//!   substep: warm start joints (per colour) -> warm start contacts
+//!            solve joints (per colour)      -> solve contacts
+//!            integrate positions
+//!            relax joints (per colour)      -> relax contacts
+//!   finish: impulses back to the joints; forces past a threshold break the joint
+//! ```
+//!
+//! Because a joint and a contact of the same colour never share a dynamic body, running a
+//! colour's joints as their own stage just before its contacts gives the same result as
+//! interleaving them, and every constraint is still in exactly one colour. Joints are
+//! solved scalar (`joint.rs`), a block of them per job; block boundaries depend only on
+//! the colouring, so results are identical for any thread count.
+
+use joule_jobs::{DisjointPlan, JobSystem};
+use smallvec::SmallVec;
+
+use crate::body::{Bodies, MotionType};
+use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
+use crate::joint::{JointEvent, Joints};
+
+use super::contact::{BodyMass, Softness, SolverBody};
+use super::joint::{
+    JOINT_DAMPING_RATIO, JOINT_HERTZ, JointConstraint, JointParams, JointStart,
+    MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
+};
+use super::solver_index;
+
+/// Fewest joints per block within a colour.
+const BLOCK: usize = 64;
+/// Most blocks per colour (the blocks are handed out from an array on the stack).
+const MAX_BLOCKS: usize = 64;
+
+/// One colour's joints and the plan of the bodies they write.
+#[derive(Clone, Debug, Default)]
+struct JointColor {
+    entries: Vec<GraphEntry>,
+    constraints: Vec<JointConstraint>,
+    plan: DisjointPlan,
+    /// Plan positions at block boundaries.
+    bounds: Vec<usize>,
+    /// Constraint index at block boundaries.
+    blocks: Vec<usize>,
+}
+
+/// The joints of one step, coloured; kept between steps so warm steps do not allocate.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JointScratch {
+    colors: Vec<JointColor>,
+    overflow_entries: Vec<GraphEntry>,
+    overflow: Vec<JointConstraint>,
+    params: JointParams,
+    /// Step length, for the forces reported.
+    dt: f32,
+}
+
+/// Appends a graph entry for every enabled joint with a body the solver moves, in slot
+/// order (after the contacts, so colouring depends only on creation order).
+pub(crate) fn push_entries(bodies: &Bodies, joints: &Joints, entries: &mut Vec<GraphEntry>) {
+    for (i, j) in joints.joints.iter().enumerate() {
+        if !j.alive || !j.enabled {
+            continue;
+        }
+        entries.push(GraphEntry {
+            kind: ConstraintKind::Joint,
+            id: i as u32,
+            body_a: j.body_a.and_then(|a| solver_index(bodies, a)),
+            body_b: solver_index(bodies, j.body_b),
+        });
+    }
+}
+
+/// Moves the joint entries out of the coloured graph (the contact passes then see only
+/// contacts), keeping each joint's colour.
+pub(crate) fn take_entries(graph: &mut ConstraintGraph, s: &mut JointScratch) {
+    if s.colors.len() < graph.colors.len() {
+        s.colors
+            .resize_with(graph.colors.len(), JointColor::default);
+    }
+    for (color, jc) in graph.colors.iter_mut().zip(&mut s.colors) {
+        jc.entries.clear();
+        jc.entries.extend(
+            color
+                .entries
+                .iter()
+                .filter(|e| e.kind == ConstraintKind::Joint),
+        );
+        if !jc.entries.is_empty() {
+            color.entries.retain(|e| e.kind == ConstraintKind::Contact);
+        }
+    }
+    s.overflow_entries.clear();
+    s.overflow_entries.extend(
+        graph
+            .overflow
+            .iter()
+            .filter(|e| e.kind == ConstraintKind::Joint),
+    );
+    if !s.overflow_entries.is_empty() {
+        graph.overflow.retain(|e| e.kind == ConstraintKind::Contact);
+    }
+}
+
+fn stand_in(bodies: &Bodies, index: u32) -> SolverBody {
+    let b = &bodies.bodies[index as usize];
+    let mut body = SolverBody::FIXED;
+    if b.motion_type == MotionType::Kinematic {
+        let sim = bodies.sim_of(index);
+        body.v = sim.linear_velocity;
+        body.w = sim.angular_velocity;
+    }
+    body
+}
+
+fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -> JointConstraint {
+    let j = &joints.joints[e.id as usize];
+    let sb = bodies.sim_of(j.body_b);
+    let fb = sb.transform.mul_isometry(&j.desc.frame_b);
+    let (fa, center_a, fixed_a) = match j.body_a {
+        Some(a) => {
+            let sa = bodies.sim_of(a);
+            (
+                sa.transform.mul_isometry(&j.desc.frame_a),
+                sa.center,
+                stand_in(bodies, a),
+            )
+        }
+        None => (
+            j.desc.frame_a,
+            j.desc.frame_a.translation,
+            SolverBody::FIXED,
+        ),
+    };
+    JointConstraint::new(JointStart {
+        joint: e.id,
+        kind: j.desc.kind,
+        fixed_a,
+        fixed_b: stand_in(bodies, j.body_b),
+        mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+        mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+        anchor_a: fa.translation,
+        anchor_b: fb.translation,
+        center_a,
+        center_b: sb.center,
+        q_a: fa.rotation,
+        q_b: fb.rotation,
+        impulses: j.impulses,
+    })
+}
+
+/// Prepares the joint constraints of every colour and the overflow.
+pub(crate) fn prepare(
+    bodies: &Bodies,
+    joints: &mut Joints,
+    masses: &[BodyMass],
+    awake: usize,
+    dt: f32,
+    substeps: u32,
+    s: &mut JointScratch,
+) {
+    joints.events.clear();
+    let h = dt / substeps as f32;
+    let hertz = JOINT_HERTZ.min(MAX_JOINT_HERTZ_PER_SUBSTEP_RATE * substeps as f32 / dt);
+    s.params = JointParams {
+        h,
+        inv_h: 1.0 / h,
+        softness: Softness::new(hertz, JOINT_DAMPING_RATIO, h),
+    };
+    s.dt = dt;
+    for color in &mut s.colors {
+        color.constraints.clear();
+        color.bounds.clear();
+        color.blocks.clear();
+        if color.entries.is_empty() {
+            continue;
+        }
+        color.bounds.push(0);
+        color.blocks.push(0);
+        let block = BLOCK.max(color.entries.len().div_ceil(MAX_BLOCKS));
+        let mut pos = 0u32;
+        for (k, e) in color.entries.iter().enumerate() {
+            let mut c = make(e, bodies, joints, masses);
+            c.slot_a = e.body_a.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            c.slot_b = e.body_b.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            color.constraints.push(c);
+            if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
+                color.bounds.push(pos as usize);
+                color.blocks.push(k + 1);
+            }
+        }
+        let indices = color
+            .entries
+            .iter()
+            .flat_map(|e| [e.body_a, e.body_b])
+            .flatten()
+            .map(|i| i as usize);
+        color
+            .plan
+            .set(awake, indices)
+            .expect("constraint colouring guarantees distinct bodies per colour");
+    }
+    s.overflow.clear();
+    for e in &s.overflow_entries {
+        let mut c = make(e, bodies, joints, masses);
+        c.slot_a = e.body_a;
+        c.slot_b = e.body_b;
+        s.overflow.push(c);
+    }
+}
+
+/// Whether there is any joint to solve this step.
+pub(crate) fn is_empty(s: &JointScratch) -> bool {
+    s.overflow.is_empty() && s.colors.iter().all(|c| c.constraints.is_empty())
+}
+
+/// Runs one pass over every joint: colour by colour (blocks of a colour in parallel),
+/// then the overflow serially.
+pub(crate) fn run(jobs: &JobSystem, s: &mut JointScratch, bodies: &mut [SolverBody], pass: Pass) {
+    let k = s.params;
+    for color in &mut s.colors {
+        if color.constraints.is_empty() {
+            continue;
+        }
+        let chunks = color
+            .plan
+            .chunks(bodies, &color.bounds)
+            .expect("plan built for these bodies and bounds");
+        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
+        let mut rest = color.constraints.as_mut_slice();
+        for (w, chunk) in color.blocks.windows(2).zip(chunks) {
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            rest = tail;
+            blocks.push((block, chunk));
+        }
+        jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
+            for (block, chunk) in claimed {
+                for c in block.iter_mut() {
+                    let mut a = c.fixed_a;
+                    let mut b = c.fixed_b;
+                    match (c.slot_a, c.slot_b) {
+                        (Some(sa), Some(sb)) => {
+                            let (ba, bb) = chunk.pair_mut(sa as usize, sb as usize);
+                            c.run(ba, bb, pass, &k);
+                        }
+                        (Some(sa), None) => c.run(chunk.get_mut(sa as usize), &mut b, pass, &k),
+                        (None, Some(sb)) => c.run(&mut a, chunk.get_mut(sb as usize), pass, &k),
+                        (None, None) => {}
+                    }
+                }
+            }
+        });
+    }
+    for c in &mut s.overflow {
+        let mut a = c.fixed_a;
+        let mut b = c.fixed_b;
+        match (c.slot_a, c.slot_b) {
+            (Some(ia), Some(ib)) => {
+                let (ia, ib) = (ia as usize, ib as usize);
+                let (ba, bb) = if ia < ib {
+                    let (lo, hi) = bodies.split_at_mut(ib);
+                    (&mut lo[ia], &mut hi[0])
+                } else {
+                    let (lo, hi) = bodies.split_at_mut(ia);
+                    (&mut hi[0], &mut lo[ib])
+                };
+                c.run(ba, bb, pass, &k);
+            }
+            (Some(ia), None) => c.run(&mut bodies[ia as usize], &mut b, pass, &k),
+            (None, Some(ib)) => c.run(&mut a, &mut bodies[ib as usize], pass, &k),
+            (None, None) => {}
+        }
+    }
+}
+
+/// Stores the impulses for the next step's warm start and the force and torque of the
+/// last substep; disables the joints whose force or torque passed their threshold and
+/// reports them.
+pub(crate) fn store(joints: &mut Joints, s: &JointScratch) {
+    let inv_h = s.params.inv_h;
+    let all = s
+        .colors
+        .iter()
+        .flat_map(|c| &c.constraints)
+        .chain(&s.overflow);
+    let mut broken: SmallVec<[u32; 8]> = SmallVec::new();
+    for c in all {
+        let j = &mut joints.joints[c.joint as usize];
+        j.impulses = c.acc;
+        j.force = c.sub_linear * inv_h;
+        j.torque = c.sub_angular * inv_h;
+        if j.force.length() > j.desc.break_force || j.torque.length() > j.desc.break_torque {
+            j.enabled = false;
+            j.impulses = Default::default();
+            broken.push(c.joint);
+        }
+    }
+    broken.sort_unstable();
+    for index in broken {
+        let id = joints.id_of(index);
+        joints.events.push(JointEvent::Broken(id));
+    }
+}
