@@ -674,3 +674,32 @@ fn a_swing_twist_joint_limits_the_twist() {
     }
     assert!(most < 0.42 && most > 0.35, "twisted to {most} rad");
 }
+
+#[test]
+fn a_joint_disables_collision_between_its_bodies_unless_asked_not_to() {
+    // Two overlapping spheres joined by a ball joint at their shared centre: by default
+    // they make no contact; with `collide_connected` they do, and removing the default
+    // joint lets them collide again.
+    for collide in [false, true] {
+        let mut w = no_gravity();
+        let a = ball(&mut w, 0.5, Vec3::ZERO);
+        let b = ball(&mut w, 0.5, Vec3::new(0.6, 0.0, 0.0));
+        let (fa, fb) = w
+            .joint_frames_at(Some(a), b, Vec3::new(0.3, 0.0, 0.0), Vec3::X)
+            .unwrap();
+        let mut desc = JointDesc::new(JointKind::Fixed, Some(a), b, fa, fb);
+        desc.collide_connected = collide;
+        let j = w.create_joint(&desc).unwrap();
+        w.step(DT);
+        assert_eq!(
+            w.contacts().len(),
+            usize::from(collide),
+            "collide {collide}"
+        );
+        if !collide {
+            w.remove_joint(j).unwrap();
+            w.step(DT);
+            assert_eq!(w.contacts().len(), 1, "they collide once the joint is gone");
+        }
+    }
+}
