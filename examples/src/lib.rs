@@ -5,4 +5,5 @@
 //! timed in joule and in the peer engines and compared as a ratio.
 #![forbid(unsafe_code)]
 
+pub mod ragdoll;
 pub mod scenes;

@@ -6,7 +6,9 @@
 
 use joule_physics::body::{BodyDesc, BodyId, MotionType};
 use joule_physics::error::PhysicsError;
-use joule_physics::joint::{JointDesc, JointKind};
+use joule_physics::joint::{JointDesc, JointId, JointKind};
+
+use crate::ragdoll::build_ragdoll;
 use joule_physics::math::{Isometry, Vec3, Vec3A};
 use joule_physics::shape::Shape;
 use joule_physics::world::World;
@@ -62,6 +64,8 @@ pub enum SceneKind {
     Rain4k,
     /// 100 chains of 20 spheres on ball joints (2,000 bodies).
     ChainJoints,
+    /// 100 ragdolls falling onto a pile of boxes (see `examples/RAGDOLLS.md`).
+    Ragdolls,
 }
 
 impl SceneKind {
@@ -75,7 +79,7 @@ impl SceneKind {
     ];
 
     /// The scenes that need joints.
-    pub const WITH_JOINTS: [SceneKind; 1] = [SceneKind::ChainJoints];
+    pub const WITH_JOINTS: [SceneKind; 2] = [SceneKind::ChainJoints, SceneKind::Ragdolls];
 
     /// The scene's name in SCENES.md.
     #[must_use]
@@ -87,6 +91,7 @@ impl SceneKind {
             SceneKind::Free10k => "free10k",
             SceneKind::Rain4k => "rain4k",
             SceneKind::ChainJoints => "chain_joints",
+            SceneKind::Ragdolls => "ragdolls",
         }
     }
 
@@ -134,6 +139,8 @@ pub struct Scene {
     /// For chains: the top point of each chain; its links are the next `CHAIN_LINKS`
     /// entries of `bodies`, top first.
     pub chain_tops: Vec<Vec3>,
+    /// The scene's joints in creation order.
+    pub joints: Vec<JointId>,
 }
 
 /// Links per chain of chain_joints.
@@ -165,13 +172,13 @@ fn chain_joints(world: &mut World) -> Result<Scene, PhysicsError> {
                     None => (anchor, Isometry::from_translation(top.into())),
                     Some(prev) => (prev, Isometry::from_translation(half)),
                 };
-                world.create_joint(&JointDesc::new(
+                scene.joints.push(world.create_joint(&JointDesc::new(
                     JointKind::Ball,
                     Some(a),
                     id,
                     frame_a,
                     Isometry::from_translation(-half),
-                ))?;
+                ))?);
                 scene.bodies.push(id);
                 scene.start.push(p);
                 scene.velocities.push(Vec3::ZERO);
@@ -180,6 +187,54 @@ fn chain_joints(world: &mut World) -> Result<Scene, PhysicsError> {
         }
     }
     Ok(scene)
+}
+
+/// ragdolls (examples/RAGDOLLS.md): a ground box, a pile of 9 x 9 x 2 boxes of half
+/// extent 0.5 centred on the origin, and 10 x 10 ragdolls 1 m apart in x and z with their
+/// feet 4 m above the ground, over the pile. Sleeping enabled.
+fn ragdolls(world: &mut World) -> Result<Scene, PhysicsError> {
+    let mut scene = Scene {
+        ground: Some(ground(world, Vec3::new(30.0, 0.5, 30.0))?),
+        ..Scene::default()
+    };
+    let cube = unit_box();
+    for layer in 0..2 {
+        for i in 0..9 {
+            for k in 0..9 {
+                let p = Vec3::new(i as f32 - 4.0, 0.5 + layer as f32, k as f32 - 4.0);
+                let id = world.create_body(&BodyDesc::dynamic(cube.clone(), p))?;
+                scene.bodies.push(id);
+                scene.start.push(p);
+                scene.velocities.push(Vec3::ZERO);
+            }
+        }
+    }
+    for i in 0..10 {
+        for k in 0..10 {
+            let feet = Vec3::new(i as f32 - 4.5, 4.0, k as f32 - 4.5);
+            let r = build_ragdoll(world, feet, true)?;
+            for &id in &r.bodies {
+                let p = world.position(id)?;
+                scene.bodies.push(id);
+                scene.start.push(p);
+                scene.velocities.push(Vec3::ZERO);
+            }
+            scene.joints.extend(r.joints);
+        }
+    }
+    Ok(scene)
+}
+
+/// The largest distance between the two anchors of any of the scene's joints (0 for a
+/// scene without joints): how far the joints are from holding.
+#[must_use]
+pub fn largest_joint_gap(world: &World, scene: &Scene) -> f32 {
+    scene
+        .joints
+        .iter()
+        .filter_map(|&j| world.joint_frames(j).ok())
+        .map(|(a, b)| a.translation.distance(b.translation))
+        .fold(0.0, f32::max)
 }
 
 /// chain_joints' sanity figures: the largest link stretch (distance between consecutive
@@ -328,6 +383,7 @@ pub fn build(kind: SceneKind, world: &mut World) -> Result<Scene, PhysicsError> 
         SceneKind::Free10k => free10k(world),
         SceneKind::Rain4k => rain4k(world),
         SceneKind::ChainJoints => chain_joints(world),
+        SceneKind::Ragdolls => ragdolls(world),
     }
 }
 
@@ -397,6 +453,17 @@ pub fn sanity_line(kind: SceneKind, world: &World, scene: &Scene, elapsed: f32) 
             format!(
                 "largest link stretch {:.3} mm; lowest y {lowest:.2}; asleep {asleep}",
                 stretch * 1e3
+            )
+        }
+        SceneKind::Ragdolls => {
+            let below = scene
+                .bodies
+                .iter()
+                .filter(|&&b| world.position(b).is_ok_and(|p| p.y < 0.0))
+                .count();
+            format!(
+                "largest joint gap {:.2} mm; below ground {below}; asleep {asleep}",
+                largest_joint_gap(world, scene) * 1e3
             )
         }
     }
