@@ -1,8 +1,11 @@
 //! The standard scenes of ../shared/SCENES.md built in rapier3d, body for body as
-//! `joule_examples::scenes` builds them for joule, so both engines step the same thing.
+//! `joule_examples::scenes` builds them for joule, so both engines step the same thing:
+//! from [`crate::scene_desc`] where the scene is described there, by hand otherwise.
 
-use joule_examples::scenes::{SceneKind, SplitMix64};
+use joule_examples::scenes::SceneKind;
 use rapier3d::prelude::*;
+
+use crate::scene_desc::{SceneDesc, ShapeDesc};
 
 /// A rapier world (its all-in-one `PhysicsWorld`) stepping at 1/60 s.
 pub struct RapierWorld {
@@ -73,34 +76,27 @@ impl RapierWorld {
     }
 }
 
-fn ground(w: &mut RapierWorld, hx: f32, hz: f32) {
-    w.add(
-        RigidBodyBuilder::fixed().translation(v(0.0, -0.5, 0.0)),
-        ColliderBuilder::cuboid(hx, 0.5, hz),
-    );
-}
-
-fn pyramids(w: &mut RapierWorld, base: usize, nx: usize, nz: usize) {
-    let sx = (base + 2) as f32;
-    let sz = 4.0f32;
-    ground(w, nx as f32 * sx / 2.0 + 5.0, nz as f32 * sz / 2.0 + 5.0);
-    for i in 0..nx {
-        for k in 0..nz {
-            let cx = (i as f32 - (nx as f32 - 1.0) / 2.0) * sx;
-            let cz = (k as f32 - (nz as f32 - 1.0) / 2.0) * sz;
-            for row in 0..base {
-                let n = base - row;
-                for j in 0..n {
-                    let x = cx + j as f32 - (n as f32 - 1.0) / 2.0;
-                    w.add(
-                        RigidBodyBuilder::dynamic()
-                            .translation(v(x, 0.5 + row as f32, cz))
-                            .can_sleep(false),
-                        ColliderBuilder::cuboid(0.5, 0.5, 0.5),
-                    );
-                }
-            }
+/// Builds a described scene body for body (density, friction and restitution are set
+/// for every collider by [`RapierWorld::add`]).
+fn from_desc(w: &mut RapierWorld, desc: &SceneDesc) {
+    for b in &desc.bodies {
+        let [x, y, z] = b.position;
+        let body = if b.dynamic {
+            let [vx, vy, vz] = b.linear_velocity;
+            let [ax, ay, az] = b.angular_velocity;
+            RigidBodyBuilder::dynamic()
+                .linvel(v(vx, vy, vz))
+                .angvel(v(ax, ay, az))
+                .can_sleep(b.can_sleep)
+        } else {
+            RigidBodyBuilder::fixed()
         }
+        .translation(v(x, y, z));
+        let collider = match b.shape {
+            ShapeDesc::Sphere { radius } => ColliderBuilder::ball(radius),
+            ShapeDesc::Cuboid { half } => ColliderBuilder::cuboid(half[0], half[1], half[2]),
+        };
+        w.add(body, collider);
     }
 }
 
@@ -137,60 +133,16 @@ fn chain_joints(w: &mut RapierWorld) {
 pub fn build(kind: SceneKind) -> RapierWorld {
     let g = kind.gravity();
     let mut w = RapierWorld::new([g.x, g.y, g.z]);
+    if let Some(desc) = crate::scene_desc::describe(kind) {
+        from_desc(&mut w, &desc);
+        return w;
+    }
     match kind {
-        SceneKind::Pyramid20 => pyramids(&mut w, 20, 1, 1),
-        SceneKind::PyramidBig => pyramids(&mut w, 40, 1, 1),
-        SceneKind::ManyPyramids => pyramids(&mut w, 10, 10, 10),
         SceneKind::ChainJoints => chain_joints(&mut w),
         // Not built in rapier yet (its ragdoll needs spherical joints with limits): an
         // empty world, and the bench skips the row.
         SceneKind::Ragdolls => {}
-        SceneKind::Free10k => {
-            let mut rng = SplitMix64::new(0x5eed_1234_abcd_0001);
-            for i in 0..25 {
-                for j in 0..16 {
-                    for k in 0..25 {
-                        let vel = [
-                            rng.range(-0.04, 0.04),
-                            rng.range(-0.04, 0.04),
-                            rng.range(-0.04, 0.04),
-                        ];
-                        let a = [
-                            rng.range(-1.0, 1.0),
-                            rng.range(-1.0, 1.0),
-                            rng.range(-1.0, 1.0),
-                        ];
-                        w.add(
-                            RigidBodyBuilder::dynamic()
-                                .translation(v(2.0 * i as f32, 2.0 * j as f32, 2.0 * k as f32))
-                                .linvel(v(vel[0], vel[1], vel[2]))
-                                .angvel(v(a[0], a[1], a[2]))
-                                .can_sleep(false),
-                            ColliderBuilder::ball(0.5),
-                        );
-                    }
-                }
-            }
-        }
-        SceneKind::Rain4k => {
-            ground(&mut w, 100.0, 100.0);
-            let mut rng = SplitMix64::new(0x5eed_1234_abcd_0002);
-            let pitch = 20.0f32 / 14.0;
-            for idx in 0..4000usize {
-                let layer = idx / 196;
-                let i = (idx / 14) % 14;
-                let k = idx % 14;
-                let x = -10.0 + pitch * (i as f32 + 0.5) + rng.range(-0.2, 0.2);
-                let z = -10.0 + pitch * (k as f32 + 0.5) + rng.range(-0.2, 0.2);
-                let y = 2.0 + 1.5 * layer as f32;
-                let c = if (i + k + layer) % 2 == 0 {
-                    ColliderBuilder::ball(0.5)
-                } else {
-                    ColliderBuilder::cuboid(0.5, 0.5, 0.5)
-                };
-                w.add(RigidBodyBuilder::dynamic().translation(v(x, y, z)), c);
-            }
-        }
+        _ => unreachable!("{} is described in scene_desc", kind.name()),
     }
     w
 }
