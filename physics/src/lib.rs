@@ -42,6 +42,8 @@ pub mod narrow_phase;
 mod pipeline;
 pub mod prelude;
 pub mod query;
+#[cfg(feature = "recording")]
+pub mod recording;
 pub mod shape;
 pub mod shape_query;
 pub mod snapshot;
