@@ -100,9 +100,9 @@ async function main() {
   const sun = new THREE.DirectionalLight(0xffffff, 1.8);
   sun.position.set(0.4, 1, 0.7);
   world.add(sun);
-  // Just below y = 0, so a ground whose top is y = 0 hides it instead of z-fighting.
+  // 5 cm below y = 0, so a ground whose top is y = 0 hides it instead of z-fighting.
   const grid = new THREE.GridHelper(200, 200, 0x3a3f4a, 0x262a31);
-  grid.position.y = -0.01;
+  grid.position.y = -0.05;
   world.add(grid);
 
   // One instanced mesh per distinct shape.
@@ -227,7 +227,7 @@ async function main() {
     const dist = r / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2));
     controls.target.copy(sphere.center);
     camera.position.copy(sphere.center).add(new THREE.Vector3(0.25, 0.3, 1).normalize().multiplyScalar(dist));
-    camera.near = dist / 100;
+    camera.near = dist / 20;
     camera.far = dist * 100;
     camera.updateProjectionMatrix();
     controls.update();
