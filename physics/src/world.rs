@@ -38,7 +38,8 @@ pub struct WorldDesc {
     pub contact_margin: f32,
     /// How much broad-phase boxes are fattened, in metres.
     pub broad_phase_margin: f32,
-    /// Whether `Persist` contact events are reported every step for touching pairs.
+    /// Whether `Persist` contact events are reported every step for touching pairs. Off by
+    /// default (as in Rapier and Jolt): they cost time in every step whether read or not.
     pub report_persist_events: bool,
     /// Solver settings (substeps, contact softness, restitution threshold).
     pub solver: SolverSettings,
@@ -53,7 +54,7 @@ impl Default for WorldDesc {
             layers: LayerTable::default(),
             contact_margin: 0.02,
             broad_phase_margin: 0.1,
-            report_persist_events: true,
+            report_persist_events: false,
             solver: SolverSettings::default(),
             sleep: SleepSettings::default(),
         }

@@ -12,7 +12,14 @@ use joule_physics::world::WorldDesc;
 
 #[test]
 fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
-    let mut w = world(1);
+    // Persist events are off by default (they cost time every step); this test asks.
+    let mut w = world_with(
+        WorldDesc {
+            report_persist_events: true,
+            ..WorldDesc::default()
+        },
+        1,
+    );
     let g = ground(&mut w, 0.5);
     // Kept awake: a sleeping pair reports no persist events (see the next test).
     let b = w
@@ -48,6 +55,22 @@ fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
         .filter(|e| e.kind == ContactEventKind::End)
         .collect();
     assert_eq!(ends.len(), 1, "one end when lifted away");
+}
+
+#[test]
+fn persist_events_are_off_unless_asked_for() {
+    // Rapier's and Jolt's default: begin and end only, since a persist event per touching
+    // pair per step costs time whether or not anyone reads it.
+    assert!(!WorldDesc::default().report_persist_events);
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    cube(&mut w, 0.5, Vec3::new(0.0, 0.6, 0.0));
+    let mut kinds = Vec::new();
+    for _ in 0..60 {
+        w.step(DT);
+        kinds.extend(w.events().contacts.iter().map(|e| e.kind));
+    }
+    assert_eq!(kinds, vec![ContactEventKind::Begin], "one begin, no persists");
 }
 
 #[test]
