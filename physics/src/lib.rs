@@ -25,6 +25,8 @@
 
 pub mod aabb;
 pub mod body;
+pub mod body_builder;
+pub mod body_view;
 pub mod broad_phase;
 pub mod ccd;
 pub mod constraint_graph;

@@ -14,10 +14,14 @@
 //! ```
 
 pub use crate::body::{BodyDesc, BodyId, MotionQuality, MotionType};
+pub use crate::body_view::BodyRef;
 pub use crate::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
 pub use crate::error::PhysicsError;
 pub use crate::events::{ContactEvent, ContactEventKind, SensorEvent};
+pub use crate::filter::{CollisionFilter, ObjectLayer};
+pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};
+pub use crate::query::{QueryFilter, RayHit};
 pub use crate::shape::Shape;
 pub use crate::world::{World, WorldDesc};
 pub use joule_jobs::JobSystem;

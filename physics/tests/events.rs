@@ -70,7 +70,11 @@ fn persist_events_are_off_unless_asked_for() {
         w.step(DT);
         kinds.extend(w.events().contacts.iter().map(|e| e.kind));
     }
-    assert_eq!(kinds, vec![ContactEventKind::Begin], "one begin, no persists");
+    assert_eq!(
+        kinds,
+        vec![ContactEventKind::Begin],
+        "one begin, no persists"
+    );
 }
 
 #[test]
