@@ -34,6 +34,7 @@ pub mod contact;
 pub mod debug_draw;
 pub mod dynamic_tree;
 pub mod error;
+pub mod event_queue;
 pub mod events;
 pub mod filter;
 pub mod island;

@@ -17,6 +17,7 @@ pub use crate::body::{BodyDesc, BodyId, MotionQuality, MotionType};
 pub use crate::body_view::BodyRef;
 pub use crate::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
 pub use crate::error::PhysicsError;
+pub use crate::event_queue::{Event, EventKind};
 pub use crate::events::{ContactEvent, ContactEventKind, SensorEvent};
 pub use crate::filter::{CollisionFilter, ObjectLayer};
 pub use crate::material::MaterialId;

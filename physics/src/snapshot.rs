@@ -214,6 +214,8 @@ impl World {
             // Built from code; the context is empty between steps.
             step_graph: _,
             step_ctx: _,
+            // Output waiting for the user, like `events`; no step reads it.
+            event_queue: _,
         } = self;
         let mut w = Writer::default();
         w.bytes.extend_from_slice(&SNAPSHOT_MAGIC);

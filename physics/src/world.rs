@@ -104,6 +104,7 @@ pub struct World {
     pub(crate) ccd: CcdState,
     pub(crate) step_graph: joule_graph::Graph,
     pub(crate) step_ctx: joule_graph::Context,
+    pub(crate) event_queue: crate::event_queue::EventQueue,
 }
 
 impl std::fmt::Debug for World {
@@ -149,6 +150,7 @@ impl World {
             step_graph: step::build()
                 .expect("the step graph's stages are ordered and their access does not conflict"),
             step_ctx: joule_graph::Context::new(),
+            event_queue: crate::event_queue::EventQueue::default(),
         }
     }
 
@@ -611,6 +613,7 @@ impl World {
         lent.0 = false;
         self.swap_parts(ctx);
         self.step_count += 1;
+        self.queue_step_events();
     }
 
     /// Exchanges the world's parts with the context's slots. The slots stay in the

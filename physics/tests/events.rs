@@ -328,3 +328,62 @@ fn a_reused_manifold_tracks_small_moves_and_is_recomputed_after_large_ones() {
     assert_eq!(s.len(), 2, "the lifted edge left the manifold: {s:?}");
     assert!(s.iter().all(|d| d.abs() < 1e-4), "{s:?}");
 }
+
+/// Stepping many times between reads loses nothing: the queue holds every step's events,
+/// each stamped with its step, in step order, and equal to what `events()` showed step by
+/// step (the same events, read the other way).
+#[test]
+fn queued_events_keep_every_step_until_drained() {
+    use joule_physics::event_queue::{Event, EventKind};
+    use joule_physics::events::ContactEventKind;
+
+    let mut a = world(1);
+    let mut b = world(1);
+    for w in [&mut a, &mut b] {
+        ground(w, 0.5);
+        for k in 0..4 {
+            cube(w, 0.5, Vec3::new(3.0 * k as f32, 1.0 + k as f32, 0.0));
+        }
+    }
+    a.set_event_queue(true);
+    // b is read after every step, the long way.
+    let mut expected = Vec::new();
+    for _ in 0..240 {
+        a.step(DT);
+        b.step(DT);
+        for e in &b.events().contacts {
+            let kind = match e.kind {
+                ContactEventKind::Begin => EventKind::ContactBegin,
+                ContactEventKind::Persist => EventKind::ContactPersist,
+                ContactEventKind::End => EventKind::ContactEnd,
+            };
+            expected.push((kind, e.body_a, e.body_b));
+        }
+        for e in b.sleep_events() {
+            let kind = if e.asleep {
+                EventKind::Sleep
+            } else {
+                EventKind::Wake
+            };
+            expected.push((kind, e.body, e.body));
+        }
+    }
+    let got: Vec<Event> = a.drain_events().collect();
+    assert!(got.windows(2).all(|w| w[0].step <= w[1].step), "step order");
+    assert_eq!(
+        got.iter()
+            .map(|e| (e.kind, e.body_a, e.body_b))
+            .collect::<Vec<_>>(),
+        expected
+    );
+    let begins = got
+        .iter()
+        .filter(|e| e.kind == EventKind::ContactBegin)
+        .count();
+    assert_eq!(begins, 4, "four boxes land, each once");
+    assert!(
+        got.iter().any(|e| e.kind == EventKind::Sleep),
+        "they fall asleep in 4 s"
+    );
+    assert!(a.queued_events().is_empty(), "drained");
+}
