@@ -1,11 +1,7 @@
 //! joule-physics: a real-time 3D rigid-body engine whose step runs on joule-jobs.
 //!
 //! ```
-//! use joule_jobs::JobSystem;
-//! use joule_physics::body::BodyDesc;
-//! use joule_physics::math::Vec3;
-//! use joule_physics::shape::Shape;
-//! use joule_physics::world::{World, WorldDesc};
+//! use joule_physics::prelude::*;
 //!
 //! let mut world = World::new(WorldDesc::default(), JobSystem::new(1)?);
 //! world.create_body(&BodyDesc::fixed(
@@ -16,7 +12,7 @@
 //! for _ in 0..120 {
 //!     world.step(1.0 / 60.0);
 //! }
-//! let y = world.position(ball)?.y;
+//! let y = world.body(ball)?.position().y;
 //! assert!((y - 0.5).abs() < 0.01, "the ball rests on the ground, y = {y}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -57,3 +53,8 @@ pub mod support;
 pub mod world;
 
 pub use step_trace::STAGES;
+
+/// The README's code blocks, compiled and run as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
