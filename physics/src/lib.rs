@@ -41,6 +41,7 @@ pub mod narrow_phase;
 mod pipeline;
 pub mod prelude;
 pub mod query;
+pub mod ray;
 #[cfg(feature = "recording")]
 pub mod recording;
 pub mod shape;

@@ -23,6 +23,7 @@ pub use crate::filter::{CollisionFilter, ObjectLayer};
 pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};
 pub use crate::query::{QueryFilter, RayHit};
+pub use crate::ray::{Ray, RayIntersection};
 pub use crate::shape::Shape;
 pub use crate::world::{World, WorldDesc};
 pub use joule_jobs::JobSystem;

@@ -94,3 +94,39 @@ fn body_view_reads_what_the_getters_read() {
     w.remove_body(id).unwrap();
     assert!(matches!(w.body(id), Err(PhysicsError::StaleBodyId(_))));
 }
+
+/// `ray_cast(&Ray)` and `cast_ray(origin, direction)` describe the same hit: with
+/// `direction = dir * max_toi`, `toi = fraction * max_toi`. The box's near face at
+/// x = 4.5 is 4.5 m from the origin (closed form), i.e. toi 2.25 for a dir of length 2.
+#[test]
+fn ray_struct_and_whole_ray_cast_agree() {
+    let mut w = world();
+    let target = w
+        .create_body(&BodyDesc::fixed(
+            Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+            Vec3::new(5.0, 0.0, 0.0),
+        ))
+        .unwrap();
+    let ray = Ray::new(Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), 10.0);
+    let hit = w.ray_cast(&ray, &QueryFilter::default()).unwrap();
+    assert_eq!(hit.body, target);
+    assert!((hit.toi - 2.25).abs() < 1e-5, "{}", hit.toi);
+    assert!((ray.point_at(hit.toi) - hit.point).length() < 1e-5);
+    assert!((hit.normal - Vec3::NEG_X).length() < 1e-5);
+    let whole = w
+        .cast_ray(
+            Vec3::ZERO,
+            Vec3::new(20.0, 0.0, 0.0),
+            &QueryFilter::default(),
+        )
+        .unwrap();
+    assert!((whole.fraction * 10.0 - hit.toi).abs() < 1e-5);
+    let short = Ray::new(Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), 2.0);
+    assert!(
+        w.ray_cast(&short, &QueryFilter::default()).is_none(),
+        "4 m < 4.5 m"
+    );
+    let bad = Ray::new(Vec3::ZERO, Vec3::X, f32::NAN);
+    assert!(w.ray_cast(&bad, &QueryFilter::default()).is_none());
+    assert_eq!(w.ray_cast_all(&ray, &QueryFilter::default()).len(), 1);
+}
