@@ -33,6 +33,7 @@ pub mod error;
 pub mod event_queue;
 pub mod events;
 pub mod filter;
+pub mod hooks;
 pub mod island;
 pub mod listener;
 pub mod material;

@@ -267,7 +267,9 @@ impl World {
         self.bodies = bodies;
         self.broad_phase = broad_phase;
         self.contacts = contacts;
+        let pair_filter = self.exclusions.pair_filter.take();
         self.exclusions = exclusions;
+        self.exclusions.pair_filter = pair_filter;
         self.mixing = mixing;
         self.step_count = step_count;
         self.events.clear();
@@ -438,7 +440,11 @@ fn check_layers(t: &LayerTable) -> Result<(), SnapshotError> {
 }
 
 fn write_exclusions(w: &mut Writer, exclusions: &ExclusionList) {
-    let ExclusionList { pairs } = exclusions;
+    // The pair filter is code, not data (like step listeners).
+    let ExclusionList {
+        pairs,
+        pair_filter: _,
+    } = exclusions;
     w.count(pairs.len());
     for &(a, b) in pairs {
         bodies::write_id(w, a);
