@@ -3,17 +3,24 @@
 //! and writes `trace.json` (open in https://ui.perfetto.dev) and `trace.svg` of one step.
 //!
 //! `cargo run --release -p joule-examples --example pyramid -- --threads 1 --steps 300 --scene pyramid_big`
+//!
+//! `--record FILE` also writes a recording of every step (poses, sleep/island state,
+//! contacts and each step's job trace) to play in the viewer:
+//! `cargo run --release -p joule-examples --example view -- FILE`. Recording steps with
+//! tracing on, so the printed times then include tracing and recording.
 
 use std::time::Instant;
 
 use joule_examples::scenes::{self, SceneKind};
 use joule_jobs::JobSystem;
+use joule_physics::recording::{RecordOptions, Recorder};
 use joule_physics::world::{World, WorldDesc};
 
 struct Args {
     threads: usize,
     steps: Option<usize>,
     scene: SceneKind,
+    record: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -21,6 +28,7 @@ fn parse_args() -> Result<Args, String> {
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)),
         steps: None,
         scene: SceneKind::PyramidBig,
+        record: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -42,8 +50,12 @@ fn parse_args() -> Result<Args, String> {
                         .join(", ")
                 ))?;
             }
+            "--record" => args.record = Some(value()?),
             "--help" | "-h" => {
-                return Err("usage: pyramid [--threads N] [--steps M] [--scene NAME]".into());
+                return Err(
+                    "usage: pyramid [--threads N] [--steps M] [--scene NAME] [--record FILE]"
+                        .into(),
+                );
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -74,14 +86,44 @@ fn main() {
         world.body_count(),
         args.threads
     );
+    let mut recorder = args.record.as_ref().map(|path| {
+        let file = std::fs::File::create(path).unwrap_or_else(|e| {
+            eprintln!("--record {path}: {e}");
+            std::process::exit(2);
+        });
+        let mut r = Recorder::new(
+            std::io::BufWriter::new(file),
+            &world,
+            scenes::DT,
+            RecordOptions::default(),
+        )
+        .expect("write the recording's header");
+        // Frame 0: the scene as built, before the first step.
+        r.record(&world, None).expect("record the first frame");
+        r
+    });
+    let mut step = |world: &mut World| match recorder.as_mut() {
+        Some(r) => {
+            let trace = world.step_traced(scenes::DT);
+            r.record(world, Some(&trace)).expect("record a step");
+        }
+        None => world.step(scenes::DT),
+    };
     for _ in 0..warmup {
-        world.step(scenes::DT);
+        step(&mut world);
     }
     let mut times = Vec::with_capacity(timed);
     for _ in 0..timed {
         let t = Instant::now();
-        world.step(scenes::DT);
+        step(&mut world);
         times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    if let (Some(r), Some(path)) = (recorder.take(), &args.record) {
+        r.finish().expect("flush the recording");
+        println!(
+            "wrote {path} ({} frames); watch it: cargo run --release -p joule-examples --example view -- {path}",
+            warmup + timed + 1
+        );
     }
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
     let mut sorted = times.clone();

@@ -1,9 +1,12 @@
-//! Standard scenes shared by examples, tests and benches.
+//! Standard scenes shared by examples, tests and benches, and the recording viewer's
+//! server ([`viewer`]).
 //!
 //! Every scene of `../shared/SCENES.md` is built here, exactly as described there (body
 //! order is creation order, which determinism depends on), so that the same scene can be
 //! timed in joule and in the peer engines and compared as a ratio.
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod ragdoll;
 pub mod scenes;
+pub mod viewer;

@@ -1,8 +1,8 @@
 //! Bodies: generational ids, descriptors, and storage split hot and cold.
 //!
-//! Storage follows Box2D v3's solver sets. The cold record ([`Body`]: shape, material,
+//! Storage follows Box2D v3's solver sets. The cold record (`Body`: shape, material,
 //! filter, user data) lives in one array indexed by [`BodyId::index`]. The hot record
-//! ([`BodySim`]: transform, centre of mass, velocities, inverse mass) lives in the array of
+//! (`BodySim`: transform, centre of mass, velocities, inverse mass) lives in the array of
 //! the *set* the body belongs to:
 //!
 //! ```text

@@ -109,10 +109,13 @@ impl CollisionFilter {
     }
 }
 
-/// A set of body pairs that never collide.
+/// A set of body pairs that never collide, and the user's pair filter (see
+/// [`World::set_pair_filter`](crate::world::World::set_pair_filter)).
 #[derive(Clone, Debug, Default)]
 pub struct ExclusionList {
     pub(crate) pairs: BTreeSet<(BodyId, BodyId)>,
+    /// Code, not data: not saved in snapshots, kept across a restore.
+    pub(crate) pair_filter: Option<crate::hooks::PairFilter>,
 }
 
 impl ExclusionList {
@@ -130,10 +133,17 @@ impl ExclusionList {
         self.pairs.remove(&Self::key(a, b))
     }
 
-    /// Whether the pair is excluded.
+    /// Whether the pair is excluded: listed, or refused by the pair filter (which is
+    /// asked with the lower id first, so its answer cannot depend on the order the caller
+    /// found the pair in).
     #[must_use]
     pub fn contains(&self, a: BodyId, b: BodyId) -> bool {
-        !self.pairs.is_empty() && self.pairs.contains(&Self::key(a, b))
+        let key = Self::key(a, b);
+        (!self.pairs.is_empty() && self.pairs.contains(&key))
+            || self
+                .pair_filter
+                .as_ref()
+                .is_some_and(|f| !(f.0)(key.0, key.1))
     }
 
     /// Drops every pair involving `body` (when it is removed).

@@ -1,11 +1,7 @@
 //! joule-physics: a real-time 3D rigid-body engine whose step runs on joule-jobs.
 //!
 //! ```
-//! use joule_jobs::JobSystem;
-//! use joule_physics::body::BodyDesc;
-//! use joule_physics::math::Vec3;
-//! use joule_physics::shape::Shape;
-//! use joule_physics::world::{World, WorldDesc};
+//! use joule_physics::prelude::*;
 //!
 //! let mut world = World::new(WorldDesc::default(), JobSystem::new(1)?);
 //! world.create_body(&BodyDesc::fixed(
@@ -16,7 +12,7 @@
 //! for _ in 0..120 {
 //!     world.step(1.0 / 60.0);
 //! }
-//! let y = world.position(ball)?.y;
+//! let y = world.body(ball)?.position().y;
 //! assert!((y - 0.5).abs() < 0.01, "the ball rests on the ground, y = {y}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -25,14 +21,19 @@
 
 pub mod aabb;
 pub mod body;
+pub mod body_builder;
+pub mod body_view;
 pub mod broad_phase;
 pub mod ccd;
 pub mod constraint_graph;
 pub mod contact;
+pub mod debug_draw;
 pub mod dynamic_tree;
 pub mod error;
+pub mod event_queue;
 pub mod events;
 pub mod filter;
+pub mod hooks;
 pub mod island;
 pub mod joint;
 pub mod listener;
@@ -41,7 +42,11 @@ pub mod material;
 pub mod math;
 pub mod narrow_phase;
 mod pipeline;
+pub mod prelude;
 pub mod query;
+pub mod ray;
+#[cfg(feature = "recording")]
+pub mod recording;
 pub mod shape;
 pub mod shape_query;
 pub mod snapshot;
@@ -53,3 +58,8 @@ pub mod world;
 mod world_body_api;
 
 pub use step_trace::STAGES;
+
+/// The README's code blocks, compiled and run as doctests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -219,6 +219,8 @@ impl World {
             // Built from code; the context is empty between steps.
             step_graph: _,
             step_ctx: _,
+            // Output waiting for the user, like `events`; no step reads it.
+            event_queue: _,
         } = self;
         let mut w = Writer::default();
         w.bytes.extend_from_slice(&SNAPSHOT_MAGIC);
@@ -273,7 +275,9 @@ impl World {
         self.broad_phase = broad_phase;
         self.contacts = contacts;
         self.joints = joints;
+        let pair_filter = self.exclusions.pair_filter.take();
         self.exclusions = exclusions;
+        self.exclusions.pair_filter = pair_filter;
         self.mixing = mixing;
         self.step_count = step_count;
         self.events.clear();
@@ -446,7 +450,11 @@ fn check_layers(t: &LayerTable) -> Result<(), SnapshotError> {
 }
 
 fn write_exclusions(w: &mut Writer, exclusions: &ExclusionList) {
-    let ExclusionList { pairs } = exclusions;
+    // The pair filter is code, not data (like step listeners).
+    let ExclusionList {
+        pairs,
+        pair_filter: _,
+    } = exclusions;
     w.count(pairs.len());
     for &(a, b) in pairs {
         bodies::write_id(w, a);

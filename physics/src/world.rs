@@ -39,7 +39,8 @@ pub struct WorldDesc {
     pub contact_margin: f32,
     /// How much broad-phase boxes are fattened, in metres.
     pub broad_phase_margin: f32,
-    /// Whether `Persist` contact events are reported every step for touching pairs.
+    /// Whether `Persist` contact events are reported every step for touching pairs. Off by
+    /// default (as in Rapier and Jolt): they cost time in every step whether read or not.
     pub report_persist_events: bool,
     /// Solver settings (substeps, contact softness, restitution threshold).
     pub solver: SolverSettings,
@@ -54,7 +55,7 @@ impl Default for WorldDesc {
             layers: LayerTable::default(),
             contact_margin: 0.02,
             broad_phase_margin: 0.1,
-            report_persist_events: true,
+            report_persist_events: false,
             solver: SolverSettings::default(),
             sleep: SleepSettings::default(),
         }
@@ -105,6 +106,7 @@ pub struct World {
     pub(crate) ccd: CcdState,
     pub(crate) step_graph: joule_graph::Graph,
     pub(crate) step_ctx: joule_graph::Context,
+    pub(crate) event_queue: crate::event_queue::EventQueue,
 }
 
 impl std::fmt::Debug for World {
@@ -151,6 +153,7 @@ impl World {
             step_graph: step::build()
                 .expect("the step graph's stages are ordered and their access does not conflict"),
             step_ctx: joule_graph::Context::new(),
+            event_queue: crate::event_queue::EventQueue::default(),
         }
     }
 
@@ -628,6 +631,7 @@ impl World {
         lent.0 = false;
         self.swap_parts(ctx);
         self.step_count += 1;
+        self.queue_step_events();
     }
 
     /// Exchanges the world's parts with the context's slots. The slots stay in the

@@ -12,7 +12,14 @@ use joule_physics::world::WorldDesc;
 
 #[test]
 fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
-    let mut w = world(1);
+    // Persist events are off by default (they cost time every step); this test asks.
+    let mut w = world_with(
+        WorldDesc {
+            report_persist_events: true,
+            ..WorldDesc::default()
+        },
+        1,
+    );
     let g = ground(&mut w, 0.5);
     // Kept awake: a sleeping pair reports no persist events (see the next test).
     let b = w
@@ -48,6 +55,26 @@ fn begin_persist_end_for_a_box_that_lands_and_is_lifted() {
         .filter(|e| e.kind == ContactEventKind::End)
         .collect();
     assert_eq!(ends.len(), 1, "one end when lifted away");
+}
+
+#[test]
+fn persist_events_are_off_unless_asked_for() {
+    // Rapier's and Jolt's default: begin and end only, since a persist event per touching
+    // pair per step costs time whether or not anyone reads it.
+    assert!(!WorldDesc::default().report_persist_events);
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    cube(&mut w, 0.5, Vec3::new(0.0, 0.6, 0.0));
+    let mut kinds = Vec::new();
+    for _ in 0..60 {
+        w.step(DT);
+        kinds.extend(w.events().contacts.iter().map(|e| e.kind));
+    }
+    assert_eq!(
+        kinds,
+        vec![ContactEventKind::Begin],
+        "one begin, no persists"
+    );
 }
 
 #[test]
@@ -300,4 +327,63 @@ fn a_reused_manifold_tracks_small_moves_and_is_recomputed_after_large_ones() {
     let s = seps(&w);
     assert_eq!(s.len(), 2, "the lifted edge left the manifold: {s:?}");
     assert!(s.iter().all(|d| d.abs() < 1e-4), "{s:?}");
+}
+
+/// Stepping many times between reads loses nothing: the queue holds every step's events,
+/// each stamped with its step, in step order, and equal to what `events()` showed step by
+/// step (the same events, read the other way).
+#[test]
+fn queued_events_keep_every_step_until_drained() {
+    use joule_physics::event_queue::{Event, EventKind};
+    use joule_physics::events::ContactEventKind;
+
+    let mut a = world(1);
+    let mut b = world(1);
+    for w in [&mut a, &mut b] {
+        ground(w, 0.5);
+        for k in 0..4 {
+            cube(w, 0.5, Vec3::new(3.0 * k as f32, 1.0 + k as f32, 0.0));
+        }
+    }
+    a.set_event_queue(true);
+    // b is read after every step, the long way.
+    let mut expected = Vec::new();
+    for _ in 0..240 {
+        a.step(DT);
+        b.step(DT);
+        for e in &b.events().contacts {
+            let kind = match e.kind {
+                ContactEventKind::Begin => EventKind::ContactBegin,
+                ContactEventKind::Persist => EventKind::ContactPersist,
+                ContactEventKind::End => EventKind::ContactEnd,
+            };
+            expected.push((kind, e.body_a, e.body_b));
+        }
+        for e in b.sleep_events() {
+            let kind = if e.asleep {
+                EventKind::Sleep
+            } else {
+                EventKind::Wake
+            };
+            expected.push((kind, e.body, e.body));
+        }
+    }
+    let got: Vec<Event> = a.drain_events().collect();
+    assert!(got.windows(2).all(|w| w[0].step <= w[1].step), "step order");
+    assert_eq!(
+        got.iter()
+            .map(|e| (e.kind, e.body_a, e.body_b))
+            .collect::<Vec<_>>(),
+        expected
+    );
+    let begins = got
+        .iter()
+        .filter(|e| e.kind == EventKind::ContactBegin)
+        .count();
+    assert_eq!(begins, 4, "four boxes land, each once");
+    assert!(
+        got.iter().any(|e| e.kind == EventKind::Sleep),
+        "they fall asleep in 4 s"
+    );
+    assert!(a.queued_events().is_empty(), "drained");
 }

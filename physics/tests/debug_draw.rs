@@ -1,0 +1,274 @@
+//! Debug drawing describes the world faithfully: shapes where the bodies are, contacts
+//! where they touch, the same commands at any thread count.
+
+use joule_physics::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
+use joule_physics::prelude::*;
+
+/// One recorded draw command, floats kept as bits so lists compare exactly.
+#[derive(Clone, Debug, PartialEq)]
+enum Cmd {
+    Line([u32; 6], Color),
+    Tri([u32; 9], Color),
+    Point([u32; 3], Color),
+    Text(String, Color),
+}
+
+#[derive(Default)]
+struct Recorder {
+    cmds: Vec<Cmd>,
+    lines: Vec<(Vec3, Vec3, Color)>,
+}
+
+fn bits(v: &[Vec3]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|p| p.to_array())
+        .map(f32::to_bits)
+        .collect()
+}
+
+impl DebugRenderer for Recorder {
+    fn line(&mut self, a: Vec3, b: Vec3, color: Color) {
+        self.cmds
+            .push(Cmd::Line(bits(&[a, b]).try_into().unwrap(), color));
+        self.lines.push((a, b, color));
+    }
+    fn triangle(&mut self, a: Vec3, b: Vec3, c: Vec3, color: Color) {
+        self.cmds
+            .push(Cmd::Tri(bits(&[a, b, c]).try_into().unwrap(), color));
+    }
+    fn point(&mut self, p: Vec3, _size: f32, color: Color) {
+        self.cmds
+            .push(Cmd::Point(bits(&[p]).try_into().unwrap(), color));
+    }
+    fn text(&mut self, _p: Vec3, text: &str, color: Color) {
+        self.cmds.push(Cmd::Text(text.to_owned(), color));
+    }
+}
+
+fn world(threads: usize) -> World {
+    World::new(WorldDesc::default(), JobSystem::new(threads).unwrap())
+}
+
+#[test]
+fn box_wireframe_is_its_twelve_edges_at_the_corners() {
+    let mut w = world(0);
+    let h = Vec3::new(0.5, 1.0, 1.5);
+    let pos = Vec3::new(1.0, 2.0, 3.0);
+    let rot = Quat::from_rotation_y(0.7);
+    let id = w
+        .create_body(&BodyDesc::dynamic(Shape::cuboid(h).unwrap(), pos))
+        .unwrap();
+    w.set_rotation(id, rot).unwrap();
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &DebugDrawOptions::default());
+    assert_eq!(r.lines.len(), 12);
+    for &(a, b, _) in &r.lines {
+        for p in [a, b] {
+            // Every endpoint is a corner: in the box's frame each coordinate is ±h.
+            let local = rot.inverse() * (p - pos);
+            assert!((local.abs() - h).abs().max_element() < 1e-5, "{local}");
+        }
+        // Every edge is parallel to one box axis, so its length is 2 h along that axis.
+        let len = (b - a).length();
+        assert!(
+            [1.0, 2.0, 3.0].iter().any(|l| (len - l).abs() < 1e-5),
+            "{len}"
+        );
+    }
+}
+
+#[test]
+fn solid_box_is_twelve_triangles() {
+    let mut w = world(0);
+    w.create_body(&BodyDesc::dynamic(
+        Shape::cuboid(Vec3::ONE).unwrap(),
+        Vec3::ZERO,
+    ))
+    .unwrap();
+    let mut r = Recorder::default();
+    let options = DebugDrawOptions {
+        solid: true,
+        ..DebugDrawOptions::default()
+    };
+    w.debug_draw(&mut r, &options);
+    let tris = r.cmds.iter().filter(|c| matches!(c, Cmd::Tri(..))).count();
+    assert_eq!(tris, 12, "six faces, two triangles each");
+}
+
+#[test]
+fn sphere_and_capsule_outlines_lie_on_their_surfaces() {
+    let mut w = world(0);
+    let c = Vec3::new(-2.0, 1.0, 0.5);
+    w.create_body(&BodyDesc::dynamic(Shape::sphere(0.75).unwrap(), c))
+        .unwrap();
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &DebugDrawOptions::default());
+    assert!(!r.lines.is_empty());
+    for &(a, b, _) in &r.lines {
+        for p in [a, b] {
+            assert!(((p - c).length() - 0.75).abs() < 1e-5);
+        }
+    }
+
+    let mut w = world(0);
+    w.create_body(&BodyDesc::dynamic(Shape::capsule(1.0, 0.25).unwrap(), c))
+        .unwrap();
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &DebugDrawOptions::default());
+    for &(a, b, _) in &r.lines {
+        for p in [a, b] {
+            // Distance to the capsule's core segment (local Y from -1 to 1) is the radius.
+            let d = p - c;
+            let core = Vec3::new(0.0, d.y.clamp(-1.0, 1.0), 0.0);
+            assert!(((d - core).length() - 0.25).abs() < 1e-5, "{p}");
+        }
+    }
+}
+
+/// A box resting on the ground: its contact points lie on the ground plane, its normals
+/// point up, and the normal impulses add up to the box's weight times the substep `h`
+/// (the stored impulse is the last substep's, as in Box2D v3's soft step: at rest the
+/// ground gives the box m g h each substep).
+#[test]
+fn resting_box_contacts_sit_on_the_ground_and_carry_its_weight() {
+    let mut w = world(0);
+    let ground = Shape::cuboid(Vec3::new(5.0, 0.5, 5.0)).unwrap();
+    w.create_body(&BodyDesc::fixed(ground, Vec3::new(0.0, -0.5, 0.0)))
+        .unwrap();
+    let b = w
+        .create_body(&BodyDesc::dynamic(
+            Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+            Vec3::new(0.0, 0.5, 0.0),
+        ))
+        .unwrap();
+    let dt = 1.0 / 60.0;
+    for _ in 0..30 {
+        w.step(dt);
+    }
+    let options = DebugDrawOptions {
+        shapes: false,
+        contact_points: true,
+        contact_normals: true,
+        contact_impulses: true,
+        ..DebugDrawOptions::default()
+    };
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &options);
+    let points: Vec<_> = r
+        .cmds
+        .iter()
+        .filter(|c| matches!(c, Cmd::Point(..)))
+        .collect();
+    assert_eq!(points.len(), 4, "a face-face manifold has four points");
+    let normals: Vec<_> = r.lines.iter().filter(|l| l.2 == Color::GREEN).collect();
+    assert_eq!(normals.len(), 4);
+    for (a, b, _) in normals {
+        assert!(
+            a.y.abs() < 0.02,
+            "point on the ground plane (within the 2 cm margin): {a}"
+        );
+        let n = (*b - *a) / options.normal_length;
+        assert!(
+            (n - Vec3::Y).length() < 1e-3,
+            "normal from ground (A) up to the box: {n}"
+        );
+    }
+    let h = dt / w.desc().solver.substeps as f32;
+    let weight_dt = w.mass(b).unwrap() * 9.81 * h;
+    let impulse: f32 = r
+        .lines
+        .iter()
+        .filter(|l| l.2 == Color::YELLOW)
+        .map(|(a, b, _)| (*b - *a).length() / options.impulse_scale)
+        .sum();
+    assert!(
+        (impulse - weight_dt).abs() < 0.05 * weight_dt,
+        "impulse {impulse} vs m g h {weight_dt}"
+    );
+}
+
+fn pyramid(threads: usize) -> World {
+    let mut w = world(threads);
+    w.create_body(&BodyDesc::fixed(
+        Shape::cuboid(Vec3::new(20.0, 0.5, 20.0)).unwrap(),
+        Vec3::new(0.0, -0.5, 0.0),
+    ))
+    .unwrap();
+    let cube = Shape::cuboid(Vec3::splat(0.5)).unwrap();
+    for row in 0..6 {
+        for i in 0..(6 - row) {
+            let x = i as f32 * 1.0 - (6 - row) as f32 * 0.5;
+            w.create_body(&BodyDesc::dynamic(
+                cube.clone(),
+                Vec3::new(x, 0.5 + row as f32, 0.0),
+            ))
+            .unwrap();
+        }
+    }
+    // A second, separate stack far away: its own island.
+    w.create_body(&BodyDesc::dynamic(cube.clone(), Vec3::new(10.0, 0.5, 0.0)))
+        .unwrap();
+    w.create_body(&BodyDesc::dynamic(cube, Vec3::new(10.0, 1.5, 0.0)))
+        .unwrap();
+    for _ in 0..20 {
+        w.step(1.0 / 60.0);
+    }
+    w
+}
+
+#[test]
+fn drawing_is_identical_at_any_thread_count() {
+    let options = DebugDrawOptions::all();
+    let mut one = Recorder::default();
+    pyramid(0).debug_draw(&mut one, &options);
+    let mut three = Recorder::default();
+    pyramid(3).debug_draw(&mut three, &options);
+    assert!(one.cmds.len() > 100);
+    assert!(
+        one.cmds == three.cmds,
+        "same world, same commands, bit for bit"
+    );
+}
+
+#[test]
+fn island_colours_separate_stacks_and_join_touching_bodies() {
+    let w = pyramid(0);
+    let options = DebugDrawOptions {
+        color_mode: ColorMode::Island,
+        ..DebugDrawOptions::default()
+    };
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &options);
+    // 12 lines per box, in body order: ground, 21 pyramid boxes, 2 stack boxes.
+    let colour = |body: usize| r.lines[body * 12].2;
+    let ground_lines = r.lines.len() - 23 * 12;
+    assert_eq!(ground_lines, 12);
+    assert_eq!(colour(0), Color::GREY);
+    for body in 2..=21 {
+        assert_eq!(colour(body), colour(1), "the pyramid is one island");
+    }
+    assert_eq!(colour(22), colour(23), "the stack is one island");
+    assert_ne!(colour(1), colour(22), "two islands, two colours");
+}
+
+#[test]
+fn labels_name_each_body() {
+    let w = pyramid(0);
+    let options = DebugDrawOptions {
+        shapes: false,
+        labels: true,
+        ..DebugDrawOptions::default()
+    };
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &options);
+    let labels: Vec<_> = r
+        .cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::Text(t, _) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(labels.len(), w.body_count());
+    assert_eq!(labels[0], "0:0");
+}
