@@ -201,10 +201,18 @@ pub(crate) fn collide_triangle(
     margin: f32,
     out: &mut ContactManifold,
 ) -> bool {
+    let face_ab = face_normal_towards_b(ia, tri, ib);
+    // Cheap cull: A wholly on one side of the triangle's plane, farther than the margin,
+    // cannot touch it (most triangles under a body resting on terrain).
+    let local_n = ia.inverse_transform_vector(face_ab);
+    let plane = ib.transform_point(tri.vertices[0]);
+    let gap = (plane - ia.transform_point(a.support(local_n))).dot(face_ab);
+    if gap > margin {
+        return false;
+    }
     if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
         return false;
     }
-    let face_ab = face_normal_towards_b(ia, tri, ib);
     if out.normal.dot(face_ab) > 0.9999 {
         return true;
     }
