@@ -417,6 +417,28 @@ pub(crate) fn for_each_triangle(shape: &Shape, aabb: &Aabb, f: impl FnMut(u32, T
     }
 }
 
+/// [`for_each_triangle`] where heightfield triangles come without their active edges
+/// (`active` 0) until [`fill_active_edges`] is called: the narrow phase culls most
+/// triangles before it needs them.
+pub(crate) fn for_each_triangle_lazy(
+    shape: &Shape,
+    aabb: &Aabb,
+    f: impl FnMut(u32, Triangle) -> bool,
+) {
+    match shape {
+        Shape::TriangleMesh(m) => m.query(aabb, f),
+        Shape::HeightField(h) => h.query_vertices(aabb, f),
+        _ => {}
+    }
+}
+
+/// Sets the active edges of triangle `t` of `shape` from [`for_each_triangle_lazy`].
+pub(crate) fn fill_active_edges(shape: &Shape, t: u32, tri: &mut Triangle) {
+    if let Shape::HeightField(h) = shape {
+        tri.active = h.active_edges(t, &tri.vertices);
+    }
+}
+
 /// Inertia of a solid box with half extents `h` and mass `m` about its centre.
 #[must_use]
 pub(crate) fn box_inertia(m: f32, h: Vec3A) -> Mat3A {
