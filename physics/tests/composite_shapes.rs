@@ -364,3 +364,68 @@ fn snapshots_carry_composite_shapes_bit_for_bit() {
     }
     assert_eq!(a.snapshot().as_bytes(), b.snapshot().as_bytes());
 }
+
+#[test]
+fn scaled_meshes_and_heightfields_are_the_scaled_surface() {
+    let f = QueryFilter::default();
+    // A tilted plane y = 0.1 x + 0.2 z scaled by (2, 3, 0.5) is y' = 3 (0.1 x'/2 + 0.2 z'/0.5).
+    let plane = |x: f32, z: f32| 0.1 * x + 0.2 * z;
+    let scale = Vec3::new(2.0, 3.0, 0.5);
+    let scaled_plane = |x: f32, z: f32| 3.0 * plane(x / 2.0, z / 0.5);
+    for shape in [
+        height_field(21, 1.0, plane),
+        level::grid_mesh_with(20, 20, 1.0, -10.0, -10.0, plane),
+    ] {
+        let mut w = world(0);
+        w.create_body(&BodyDesc::fixed(shape.scaled(scale).unwrap(), Vec3::ZERO))
+            .unwrap();
+        for &(x, z) in &[(3.3f32, 1.7f32), (-15.0, -4.0)] {
+            let hit = w
+                .cast_ray(Vec3::new(x, 80.0, z), Vec3::new(0.0, -160.0, 0.0), &f)
+                .expect("hits the scaled surface");
+            assert!((hit.point.y - scaled_plane(x, z)).abs() < 1e-4, "{hit:?}");
+        }
+    }
+    assert_eq!(
+        Shape::sphere(1.0).unwrap().scaled(Vec3::ONE).unwrap_err(),
+        ShapeError::NotScalable
+    );
+    assert_eq!(
+        height_field(3, 1.0, plane)
+            .scaled(Vec3::new(1.0, -1.0, 1.0))
+            .unwrap_err(),
+        ShapeError::NonPositiveSize
+    );
+}
+
+#[test]
+fn convex_hulls_serve_as_compound_children() {
+    // A unit cube as a hull child offset by +1 in x: mass 1000 kg at (1, 0, 0), resting
+    // with its bottom face on the ground (centre 0.5 up).
+    let hull = Shape::convex_hull(&[
+        Vec3::new(-0.5, -0.5, -0.5),
+        Vec3::new(0.5, -0.5, -0.5),
+        Vec3::new(-0.5, 0.5, -0.5),
+        Vec3::new(0.5, 0.5, -0.5),
+        Vec3::new(-0.5, -0.5, 0.5),
+        Vec3::new(0.5, -0.5, 0.5),
+        Vec3::new(-0.5, 0.5, 0.5),
+        Vec3::new(0.5, 0.5, 0.5),
+    ])
+    .unwrap();
+    let c = Shape::compound(vec![CompoundChild {
+        shape: hull,
+        pose: Isometry::from_translation(Vec3A::new(1.0, 0.0, 0.0)),
+        material: 0,
+    }])
+    .unwrap();
+    let mut w = world(0);
+    ground(&mut w, 0.5);
+    let id = w
+        .create_body(&BodyDesc::dynamic(c, Vec3::new(0.0, 1.0, 0.0)))
+        .unwrap();
+    assert!((w.mass(id).unwrap() - 1000.0).abs() < 0.1);
+    run(&mut w, 120);
+    let com = w.center_of_mass(id).unwrap();
+    assert!((com.y - 0.5).abs() < 0.02, "{com}");
+}

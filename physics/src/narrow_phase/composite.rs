@@ -243,7 +243,13 @@ pub(crate) fn collide_triangle(
 
 /// Cheap cull: A wholly on its side of the triangle's plane, farther than the margin,
 /// cannot touch the triangle (most triangles under a body resting on terrain).
-fn beyond_plane(a: &dyn ConvexSupport, ia: &Isometry, tri: &Triangle, ib: &Isometry, margin: f32) -> bool {
+fn beyond_plane(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+) -> bool {
     let face_ab = face_normal_towards_b(ia, tri, ib);
     let local_n = ia.inverse_transform_vector(face_ab);
     let plane = ib.transform_point(tri.vertices[0]);

@@ -74,6 +74,9 @@ pub enum ShapeError {
     /// than 2 per side), hole flags other than one per cell, materials other than one per
     /// triangle.
     WrongCount,
+    /// [`Shape::scaled`] takes meshes and heightfields only. Build other shapes at the
+    /// size you need.
+    NotScalable,
 }
 
 impl std::fmt::Display for ShapeError {
@@ -92,6 +95,7 @@ impl std::fmt::Display for ShapeError {
             }
             ShapeError::DegenerateTriangle(t) => return write!(f, "triangle {t} is degenerate"),
             ShapeError::WrongCount => "a list has the wrong number of entries",
+            ShapeError::NotScalable => "only meshes and heightfields can be scaled",
         };
         f.write_str(s)
     }
@@ -261,6 +265,49 @@ impl Shape {
         Ok(Shape::HeightField(Arc::new(HeightField::new(
             nx, nz, cell, heights, holes,
         )?)))
+    }
+
+    /// A mesh or heightfield scaled by `scale` per local axis (uniform or not), built
+    /// once here (scaled vertices, or scaled cell size and heights), so colliding with it
+    /// costs nothing extra. Errors: [`ShapeError::NonFinite`], [`ShapeError::NonPositiveSize`]
+    /// (a zero or negative factor: mirroring would flip the triangles' winding),
+    /// [`ShapeError::NotScalable`] for other kinds (build primitives, hulls and compounds
+    /// at their size).
+    pub fn scaled(&self, scale: Vec3) -> Result<Shape, ShapeError> {
+        if !scale.is_finite() {
+            return Err(ShapeError::NonFinite);
+        }
+        if scale.min_element() <= 0.0 {
+            return Err(ShapeError::NonPositiveSize);
+        }
+        match self {
+            Shape::TriangleMesh(m) => {
+                let v: Vec<Vec3> = m
+                    .vertices()
+                    .iter()
+                    .map(|p| Vec3::from(*p) * scale)
+                    .collect();
+                let materials = (!m.materials().is_empty()).then_some(m.materials());
+                Shape::triangle_mesh(&v, m.indices(), materials)
+            }
+            Shape::HeightField(h) => {
+                let (nx, nz) = h.sample_counts();
+                let heights = h.heights().iter().map(|y| y * scale.y).collect();
+                let cells = (nx - 1) * (nz - 1);
+                let holes: Vec<bool> = (0..cells)
+                    .map(|c| h.is_hole(c % (nx - 1), c / (nx - 1)))
+                    .collect();
+                let any = holes.iter().any(|&x| x);
+                Shape::height_field(
+                    nx,
+                    nz,
+                    h.cell_size() * crate::math::Vec2::new(scale.x, scale.z),
+                    heights,
+                    any.then_some(holes.as_slice()),
+                )
+            }
+            _ => Err(ShapeError::NotScalable),
+        }
     }
 
     /// Whether the shape is made of parts (compound, mesh, heightfield).
