@@ -125,13 +125,13 @@ impl Compound {
             let lo = c.pose.inverse_transform_point(o);
             let ld = c.pose.inverse_transform_vector(d);
             let limit = best.map_or(max, |h| h.fraction);
-            if let Some(h) = c.shape.cast_ray(lo, ld, limit) {
-                if best.is_none_or(|b| h.fraction < b.fraction) {
-                    best = Some(ShapeRayHit {
-                        fraction: h.fraction,
-                        normal: c.pose.transform_vector(h.normal),
-                    });
-                }
+            if let Some(h) = c.shape.cast_ray(lo, ld, limit)
+                && best.is_none_or(|b| h.fraction < b.fraction)
+            {
+                best = Some(ShapeRayHit {
+                    fraction: h.fraction,
+                    normal: c.pose.transform_vector(h.normal),
+                });
             }
             best.map_or(max, |h| h.fraction)
         });

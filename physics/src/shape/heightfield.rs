@@ -154,7 +154,7 @@ impl HeightField {
         let c = t / 2;
         let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
         let p = |di: u32, dj: u32| self.point(i + di, j + dj);
-        let vertices = if t % 2 == 0 {
+        let vertices = if t.is_multiple_of(2) {
             [p(0, 0), p(0, 1), p(1, 0)]
         } else {
             [p(1, 0), p(0, 1), p(1, 1)]
@@ -173,7 +173,7 @@ impl HeightField {
         let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
         let (ii, jj) = (i64::from(i), i64::from(j));
         // Per edge: the neighbouring cell and the sample opposite the edge there.
-        let neighbours = if t % 2 == 0 {
+        let neighbours = if t.is_multiple_of(2) {
             [
                 ((ii - 1, jj), (ii - 1, jj + 1)),
                 ((ii, jj), (ii + 1, jj + 1)),

@@ -171,10 +171,10 @@ impl TriangleMesh {
         let mut best: Option<ShapeRayHit> = None;
         self.bvh.ray(o, d, max, |t| {
             let limit = best.map_or(max, |h| h.fraction);
-            if let Some(h) = self.triangle(t).cast_ray(o, d, limit) {
-                if best.is_none_or(|b| h.fraction < b.fraction) {
-                    best = Some(h);
-                }
+            if let Some(h) = self.triangle(t).cast_ray(o, d, limit)
+                && best.is_none_or(|b| h.fraction < b.fraction)
+            {
+                best = Some(h);
             }
             best.map_or(max, |h| h.fraction)
         });
