@@ -140,6 +140,12 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         .unwrap();
     assert_eq!(hit.body, mesh);
     assert!((hit.fraction - 0.4).abs() < 1e-6);
+    // Cell (2, 1), cell-local (0.3, 0.7): above its diagonal, its first triangle
+    // (2 * (1 * 4 + 2) = 12).
+    let hit = w
+        .cast_ray(Vec3::new(2.3, 5.0, 1.7), Vec3::new(0.0, -10.0, 0.0), &f)
+        .unwrap();
+    assert_eq!(hit.sub_shape, 12);
     assert!(
         w.cast_ray(Vec3::new(4.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), &f)
             .is_none(),
@@ -156,10 +162,12 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         .unwrap();
     assert_eq!(hit.body, db);
     assert!((hit.point.y - 0.35).abs() < 1e-5);
+    assert_eq!(hit.sub_shape, 0, "the +x sphere is child 0");
     let hit = w
         .cast_ray(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), &f)
         .unwrap();
     assert!((hit.point.y - 0.1).abs() < 1e-5);
+    assert_eq!(hit.sub_shape, 2, "the bar is child 2");
 }
 
 #[test]

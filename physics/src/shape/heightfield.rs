@@ -256,8 +256,9 @@ impl HeightField {
         }
     }
 
-    /// The nearest ray hit, walking the cells the ray crosses in order.
-    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
+    /// The nearest ray hit, walking the cells the ray crosses in order, with the
+    /// triangle's index.
+    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
         let inv = d.recip();
         let bounds = self.local_aabb().expanded(1e-4);
         let t_enter = bounds.ray_hit(o, inv, max)?;
@@ -282,13 +283,13 @@ impl HeightField {
         let (si, mut ti, dti) = axis(d.x, o.x, origin.x, self.cell.x, i);
         let (sj, mut tj, dtj) = axis(d.z, o.z, origin.y, self.cell.y, j);
         loop {
-            let mut best: Option<ShapeRayHit> = None;
+            let mut best: Option<(ShapeRayHit, u32)> = None;
             if self.exists(i, j) {
                 let c = j as u32 * (self.nx - 1) + i as u32;
                 for t in [2 * c, 2 * c + 1] {
-                    let limit = best.map_or(max, |h| h.fraction);
-                    if let Some(h) = self.triangle(t).cast_ray(o, d, limit) {
-                        best = Some(h);
+                    let limit = best.map_or(max, |h| h.0.fraction);
+                    if let Some(h) = self.triangle_vertices(t).cast_ray(o, d, limit) {
+                        best = Some((h, t));
                     }
                 }
             }

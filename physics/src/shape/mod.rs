@@ -439,13 +439,26 @@ impl Shape {
     /// Casts the ray `origin + t * dir`, `t` in `[0, max_fraction]`, in the shape's frame.
     #[must_use]
     pub fn cast_ray(&self, origin: Vec3A, dir: Vec3A, max_fraction: f32) -> Option<ShapeRayHit> {
+        self.cast_ray_part(origin, dir, max_fraction).map(|h| h.0)
+    }
+
+    /// [`Self::cast_ray`] with the part hit: the compound child's index, the mesh or
+    /// heightfield triangle's index, 0 for other shapes.
+    #[must_use]
+    pub fn cast_ray_part(
+        &self,
+        origin: Vec3A,
+        dir: Vec3A,
+        max_fraction: f32,
+    ) -> Option<(ShapeRayHit, u32)> {
+        let whole = |h: Option<ShapeRayHit>| h.map(|h| (h, 0));
         match self {
-            Shape::Sphere(s) => s.cast_ray(origin, dir, max_fraction),
-            Shape::Box(b) => b.cast_ray(origin, dir, max_fraction),
-            Shape::Capsule(c) => c.cast_ray(origin, dir, max_fraction),
-            Shape::Cylinder(c) => c.cast_ray(origin, dir, max_fraction),
-            Shape::ConvexHull(h) => h.cast_ray(origin, dir, max_fraction),
-            Shape::HalfSpace(h) => h.cast_ray(origin, dir, max_fraction),
+            Shape::Sphere(s) => whole(s.cast_ray(origin, dir, max_fraction)),
+            Shape::Box(b) => whole(b.cast_ray(origin, dir, max_fraction)),
+            Shape::Capsule(c) => whole(c.cast_ray(origin, dir, max_fraction)),
+            Shape::Cylinder(c) => whole(c.cast_ray(origin, dir, max_fraction)),
+            Shape::ConvexHull(h) => whole(h.cast_ray(origin, dir, max_fraction)),
+            Shape::HalfSpace(h) => whole(h.cast_ray(origin, dir, max_fraction)),
             Shape::Compound(c) => c.cast_ray(origin, dir, max_fraction),
             Shape::TriangleMesh(m) => m.cast_ray(origin, dir, max_fraction),
             Shape::HeightField(h) => h.cast_ray(origin, dir, max_fraction),
