@@ -128,6 +128,65 @@ fn chain_joints(w: &mut RapierWorld) {
     }
 }
 
+/// SCENES.md's terrain: the same heightfield, walls, ramp, bowl and drops as
+/// `joule_examples::scenes` (rapier's default heightfield and trimesh flags).
+fn terrain(w: &mut RapierWorld) {
+    use joule_examples::scenes::{
+        TERRAIN_BOWL_AT, terrain_bowl, terrain_drops, terrain_heights, terrain_ramp,
+    };
+    use rapier3d::parry::utils::Array2;
+    let heights = terrain_heights();
+    // Rapier's rows run along z and columns along x, centred, scaled to 128 m.
+    let grid = Array2::from_fn(257, 257, |row, col| heights[row * 257 + col]);
+    w.add(
+        RigidBodyBuilder::fixed(),
+        ColliderBuilder::heightfield(grid, v(128.0, 1.0, 128.0)),
+    );
+    for (h, at) in [
+        ([65.0, 5.0, 0.5], [0.0, 1.0, 64.5]),
+        ([65.0, 5.0, 0.5], [0.0, 1.0, -64.5]),
+        ([0.5, 5.0, 64.0], [64.5, 1.0, 0.0]),
+        ([0.5, 5.0, 64.0], [-64.5, 1.0, 0.0]),
+    ] {
+        w.add(
+            RigidBodyBuilder::fixed().translation(v(at[0], at[1], at[2])),
+            ColliderBuilder::cuboid(h[0], h[1], h[2]),
+        );
+    }
+    let mesh = |(vs, ts): (Vec<joule_physics::math::Vec3>, Vec<[u32; 3]>)| {
+        let vs = vs.iter().map(|p| v(p.x, p.y, p.z)).collect();
+        ColliderBuilder::trimesh(vs, ts).expect("valid mesh")
+    };
+    w.add(RigidBodyBuilder::fixed(), mesh(terrain_ramp()));
+    let b = TERRAIN_BOWL_AT;
+    w.add(
+        RigidBodyBuilder::fixed().translation(v(b.x, b.y, b.z)),
+        mesh(terrain_bowl()),
+    );
+    let dumbbell = || {
+        let at = |x: f32| Pose::from_translation(v(x, 0.0, 0.0));
+        ColliderBuilder::compound(vec![
+            (at(0.6), SharedShape::ball(0.35)),
+            (at(-0.6), SharedShape::ball(0.35)),
+            (at(0.0), SharedShape::cuboid(0.5, 0.1, 0.1)),
+        ])
+    };
+    for (kind, p, yaw, _) in terrain_drops() {
+        let c = match kind {
+            0 => ColliderBuilder::ball(0.5),
+            1 => ColliderBuilder::cuboid(0.5, 0.5, 0.5),
+            2 => ColliderBuilder::capsule_y(0.5, 0.3),
+            _ => dumbbell(),
+        };
+        w.add(
+            RigidBodyBuilder::dynamic()
+                .translation(v(p.x, p.y, p.z))
+                .rotation(v(0.0, yaw, 0.0)),
+            c,
+        );
+    }
+}
+
 /// Builds `kind` in rapier, as SCENES.md defines it.
 #[must_use]
 pub fn build(kind: SceneKind) -> RapierWorld {
@@ -142,6 +201,7 @@ pub fn build(kind: SceneKind) -> RapierWorld {
         // Not built in rapier yet (its ragdoll needs spherical joints with limits): an
         // empty world, and the bench skips the row.
         SceneKind::Ragdolls => {}
+        SceneKind::Terrain => terrain(&mut w),
         _ => unreachable!("{} is described in scene_desc", kind.name()),
     }
     w

@@ -7,10 +7,10 @@
 use joule_physics::body::{BodyDesc, BodyId, MotionType};
 use joule_physics::error::PhysicsError;
 use joule_physics::joint::{JointDesc, JointId, JointKind};
+use joule_physics::math::{Isometry, Quat, Vec2, Vec3, Vec3A};
+use joule_physics::shape::{CompoundChild, Shape};
 
 use crate::ragdoll::build_ragdoll;
-use joule_physics::math::{Isometry, Vec3, Vec3A};
-use joule_physics::shape::Shape;
 use joule_physics::world::World;
 
 /// The time step every scene runs at.
@@ -66,16 +66,19 @@ pub enum SceneKind {
     ChainJoints,
     /// 100 ragdolls falling onto a pile of boxes (see `examples/RAGDOLLS.md`).
     Ragdolls,
+    /// A level: heightfield terrain, a mesh ramp and bowl, 2,000 mixed bodies.
+    Terrain,
 }
 
 impl SceneKind {
     /// Every scene that needs no joints.
-    pub const ALL: [SceneKind; 5] = [
+    pub const ALL: [SceneKind; 6] = [
         SceneKind::Pyramid20,
         SceneKind::PyramidBig,
         SceneKind::ManyPyramids,
         SceneKind::Free10k,
         SceneKind::Rain4k,
+        SceneKind::Terrain,
     ];
 
     /// The scenes that need joints.
@@ -92,6 +95,7 @@ impl SceneKind {
             SceneKind::Rain4k => "rain4k",
             SceneKind::ChainJoints => "chain_joints",
             SceneKind::Ragdolls => "ragdolls",
+            SceneKind::Terrain => "terrain",
         }
     }
 
@@ -117,7 +121,7 @@ impl SceneKind {
     #[must_use]
     pub fn run_lengths(&self) -> (usize, usize) {
         match self {
-            SceneKind::Rain4k => (1, 600),
+            SceneKind::Rain4k | SceneKind::Terrain => (1, 600),
             _ => (60, 300),
         }
     }
@@ -374,6 +378,153 @@ fn rain4k(world: &mut World) -> Result<Scene, PhysicsError> {
     Ok(scene)
 }
 
+/// The terrain scene's height `h(x, z)`, evaluated in f64 and rounded once.
+#[must_use]
+pub fn terrain_height(x: f32, z: f32) -> f32 {
+    let (x, z) = (f64::from(x), f64::from(z));
+    (2.0 * (0.125 * x).sin() * (0.125 * z).cos() + 0.5 * (0.33 * x + 0.2 * z).sin()) as f32
+}
+
+/// The terrain scene's heightfield samples (257 x 257, j outer, i inner).
+#[must_use]
+pub fn terrain_heights() -> Vec<f32> {
+    let mut heights = Vec::with_capacity(257 * 257);
+    for j in 0..=256 {
+        for i in 0..=256 {
+            let (x, z) = (-64.0 + 0.5 * f64::from(i), -64.0 + 0.5 * f64::from(j));
+            heights.push(terrain_height(x as f32, z as f32));
+        }
+    }
+    heights
+}
+
+/// A grid mesh of `nx x nz` cells from `vertex(i, j)` (index j * (nx + 1) + i), cell
+/// (i, j) split as SCENES.md's ramp: (v(i, j), v(i+1, j+1), v(i+1, j)) and
+/// (v(i, j), v(i, j+1), v(i+1, j+1)).
+#[must_use]
+pub fn terrain_grid_mesh(
+    nx: u32,
+    nz: u32,
+    vertex: impl Fn(u32, u32) -> Vec3,
+) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let mut vertices = Vec::new();
+    for j in 0..=nz {
+        for i in 0..=nx {
+            vertices.push(vertex(i, j));
+        }
+    }
+    let id = |i: u32, j: u32| j * (nx + 1) + i;
+    let mut triangles = Vec::new();
+    for j in 0..nz {
+        for i in 0..nx {
+            triangles.push([id(i, j), id(i + 1, j + 1), id(i + 1, j)]);
+            triangles.push([id(i, j), id(i, j + 1), id(i + 1, j + 1)]);
+        }
+    }
+    (vertices, triangles)
+}
+
+/// The ramp's vertices and triangles (in its body's frame, at the origin).
+#[must_use]
+pub fn terrain_ramp() -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    terrain_grid_mesh(10, 20, |i, j| {
+        let (i, j) = (f64::from(i), f64::from(j));
+        Vec3::new((-35.0 + i) as f32, (9.0 - 0.3 * j) as f32, j as f32)
+    })
+}
+
+/// The bowl's vertices and triangles (in its body's frame, at (24, 0.5, -24)).
+#[must_use]
+pub fn terrain_bowl() -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    terrain_grid_mesh(16, 16, |i, j| {
+        let (i, j) = (f64::from(i), f64::from(j));
+        let y = 0.06 * ((i - 8.0).powi(2) + (j - 8.0).powi(2));
+        Vec3::new((-8.0 + i) as f32, y as f32, (-8.0 + j) as f32)
+    })
+}
+
+/// Where the bowl's body sits.
+pub const TERRAIN_BOWL_AT: Vec3 = Vec3::new(24.0, 0.5, -24.0);
+
+/// The terrain scene's dropped bodies in order: shape index (idx % 4: sphere, box,
+/// capsule, dumbbell), position, yaw and the yaw's quaternion.
+#[must_use]
+pub fn terrain_drops() -> Vec<(usize, Vec3, f32, Quat)> {
+    let mut rng = SplitMix64::new(0x5eed_1234_abcd_0003);
+    (0..2000usize)
+        .map(|idx| {
+            let layer = idx / 400;
+            let (i, k) = (idx % 20, (idx / 20) % 20);
+            let x = -48.0 + 4.8 * (i as f32 + 0.5) + rng.range(-0.3, 0.3);
+            let z = -48.0 + 4.8 * (k as f32 + 0.5) + rng.range(-0.3, 0.3);
+            let yaw = rng.range(0.0, std::f32::consts::TAU);
+            let y = 10.0 + terrain_height(x, z) + 2.5 * layer as f32;
+            let half = f64::from(yaw) / 2.0;
+            let q = Quat::from_xyzw(0.0, half.sin() as f32, 0.0, half.cos() as f32);
+            (idx % 4, Vec3::new(x, y, z), yaw, q)
+        })
+        .collect()
+}
+
+fn terrain(world: &mut World) -> Result<Scene, PhysicsError> {
+    let field = Shape::height_field(257, 257, Vec2::splat(0.5), terrain_heights(), None)?;
+    let mut scene = Scene {
+        ground: Some(world.create_body(&BodyDesc::fixed(field, Vec3::ZERO))?),
+        ..Scene::default()
+    };
+    for (half, at) in [
+        (Vec3::new(65.0, 5.0, 0.5), Vec3::new(0.0, 1.0, 64.5)),
+        (Vec3::new(65.0, 5.0, 0.5), Vec3::new(0.0, 1.0, -64.5)),
+        (Vec3::new(0.5, 5.0, 64.0), Vec3::new(64.5, 1.0, 0.0)),
+        (Vec3::new(0.5, 5.0, 64.0), Vec3::new(-64.5, 1.0, 0.0)),
+    ] {
+        world.create_body(&BodyDesc::fixed(Shape::cuboid(half)?, at))?;
+    }
+    let (v, t) = terrain_ramp();
+    world.create_body(&BodyDesc::fixed(
+        Shape::triangle_mesh(&v, &t, None)?,
+        Vec3::ZERO,
+    ))?;
+    let (v, t) = terrain_bowl();
+    world.create_body(&BodyDesc::fixed(
+        Shape::triangle_mesh(&v, &t, None)?,
+        TERRAIN_BOWL_AT,
+    ))?;
+    let at = |x: f32| Isometry::new(Vec3A::new(x, 0.0, 0.0), Quat::IDENTITY);
+    let shapes = [
+        Shape::sphere(0.5)?,
+        unit_box(),
+        Shape::capsule(0.5, 0.3)?,
+        Shape::compound(vec![
+            CompoundChild {
+                shape: Shape::sphere(0.35)?,
+                pose: at(0.6),
+                material: 0,
+            },
+            CompoundChild {
+                shape: Shape::sphere(0.35)?,
+                pose: at(-0.6),
+                material: 0,
+            },
+            CompoundChild {
+                shape: Shape::cuboid(Vec3::new(0.5, 0.1, 0.1))?,
+                pose: at(0.0),
+                material: 0,
+            },
+        ])?,
+    ];
+    for (kind, p, _, q) in terrain_drops() {
+        let id = world.create_body(&BodyDesc {
+            rotation: q,
+            ..BodyDesc::dynamic(shapes[kind].clone(), p)
+        })?;
+        scene.bodies.push(id);
+        scene.start.push(p);
+        scene.velocities.push(Vec3::ZERO);
+    }
+    Ok(scene)
+}
+
 /// Builds `kind` into `world` (which should be empty and have the scene's gravity).
 pub fn build(kind: SceneKind, world: &mut World) -> Result<Scene, PhysicsError> {
     match kind {
@@ -384,6 +535,7 @@ pub fn build(kind: SceneKind, world: &mut World) -> Result<Scene, PhysicsError> 
         SceneKind::Rain4k => rain4k(world),
         SceneKind::ChainJoints => chain_joints(world),
         SceneKind::Ragdolls => ragdolls(world),
+        SceneKind::Terrain => terrain(world),
     }
 }
 
@@ -464,6 +616,24 @@ pub fn sanity_line(kind: SceneKind, world: &World, scene: &Scene, elapsed: f32) 
             format!(
                 "largest joint gap {:.2} mm; below ground {below}; asleep {asleep}",
                 largest_joint_gap(world, scene) * 1e3
+            )
+        }
+        SceneKind::Terrain => {
+            let ps: Vec<Vec3> = scene
+                .bodies
+                .iter()
+                .filter_map(|&b| world.position(b).ok())
+                .collect();
+            let below = ps
+                .iter()
+                .filter(|p| p.y < terrain_height(p.x, p.z) - 0.1)
+                .count();
+            let outside = ps
+                .iter()
+                .filter(|p| p.x.abs() > 64.0 || p.z.abs() > 64.0)
+                .count();
+            format!(
+                "below the terrain surface {below}; outside the walls {outside}; asleep {asleep}"
             )
         }
     }

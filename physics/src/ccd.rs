@@ -330,10 +330,10 @@ pub(crate) fn linear_cast(
 ) -> Option<(f32, Vec3A, Vec3A)> {
     let mut best: Option<(f32, Vec3A, Vec3A)> = None;
     let keep = |hit: Option<(f32, Vec3A, Vec3A)>, best: &mut Option<(f32, Vec3A, Vec3A)>| {
-        if let Some(h) = hit {
-            if best.is_none_or(|b| h.0 < b.0) {
-                *best = Some(h);
-            }
+        if let Some(h) = hit
+            && best.is_none_or(|b| h.0 < b.0)
+        {
+            *best = Some(h);
         }
     };
     match (a, b) {

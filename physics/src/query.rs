@@ -15,7 +15,8 @@ use crate::math::{Vec3, Vec3A};
 pub struct RayHit {
     /// The body hit.
     pub body: BodyId,
-    /// Index of the sub-shape hit (0 until compound shapes exist).
+    /// The part hit: a compound's child index, a mesh's or heightfield's triangle
+    /// index (`2 * cell + half` for heightfields), 0 for other shapes.
     pub sub_shape: u32,
     /// Fraction of the ray's length at the hit (`origin + fraction * direction`).
     pub fraction: f32,
@@ -57,11 +58,13 @@ pub(crate) fn cast_body(
     let sim = bodies.sim_of(index);
     let local_origin = sim.transform.inverse_transform_point(origin);
     let local_dir = sim.transform.inverse_transform_vector(dir);
-    let hit = b.shape.cast_ray(local_origin, local_dir, max_fraction)?;
+    let (hit, part) = b
+        .shape
+        .cast_ray_part(local_origin, local_dir, max_fraction)?;
     let point = origin + dir * hit.fraction;
     Some(RayHit {
         body: bodies.id_of(index),
-        sub_shape: 0,
+        sub_shape: part,
         fraction: hit.fraction,
         point: point.into(),
         normal: sim.transform.transform_vector(hit.normal).into(),

@@ -140,6 +140,12 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         .unwrap();
     assert_eq!(hit.body, mesh);
     assert!((hit.fraction - 0.4).abs() < 1e-6);
+    // Cell (2, 1), cell-local (0.3, 0.7): above its diagonal, its first triangle
+    // (2 * (1 * 4 + 2) = 12).
+    let hit = w
+        .cast_ray(Vec3::new(2.3, 5.0, 1.7), Vec3::new(0.0, -10.0, 0.0), &f)
+        .unwrap();
+    assert_eq!(hit.sub_shape, 12);
     assert!(
         w.cast_ray(Vec3::new(4.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), &f)
             .is_none(),
@@ -156,10 +162,12 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         .unwrap();
     assert_eq!(hit.body, db);
     assert!((hit.point.y - 0.35).abs() < 1e-5);
+    assert_eq!(hit.sub_shape, 0, "the +x sphere is child 0");
     let hit = w
         .cast_ray(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), &f)
         .unwrap();
     assert!((hit.point.y - 0.1).abs() < 1e-5);
+    assert_eq!(hit.sub_shape, 2, "the bar is child 2");
 }
 
 #[test]
@@ -363,4 +371,115 @@ fn snapshots_carry_composite_shapes_bit_for_bit() {
         assert_eq!(a.state_hash(), b.state_hash());
     }
     assert_eq!(a.snapshot().as_bytes(), b.snapshot().as_bytes());
+}
+
+#[test]
+fn scaled_meshes_and_heightfields_are_the_scaled_surface() {
+    let f = QueryFilter::default();
+    // A tilted plane y = 0.1 x + 0.2 z scaled by (2, 3, 0.5) is y' = 3 (0.1 x'/2 + 0.2 z'/0.5).
+    let plane = |x: f32, z: f32| 0.1 * x + 0.2 * z;
+    let scale = Vec3::new(2.0, 3.0, 0.5);
+    let scaled_plane = |x: f32, z: f32| 3.0 * plane(x / 2.0, z / 0.5);
+    for shape in [
+        height_field(21, 1.0, plane),
+        level::grid_mesh_with(20, 20, 1.0, -10.0, -10.0, plane),
+    ] {
+        let mut w = world(0);
+        w.create_body(&BodyDesc::fixed(shape.scaled(scale).unwrap(), Vec3::ZERO))
+            .unwrap();
+        for &(x, z) in &[(3.3f32, 1.7f32), (-15.0, -4.0)] {
+            let hit = w
+                .cast_ray(Vec3::new(x, 80.0, z), Vec3::new(0.0, -160.0, 0.0), &f)
+                .expect("hits the scaled surface");
+            assert!((hit.point.y - scaled_plane(x, z)).abs() < 1e-4, "{hit:?}");
+        }
+    }
+    assert_eq!(
+        Shape::sphere(1.0).unwrap().scaled(Vec3::ONE).unwrap_err(),
+        ShapeError::NotScalable
+    );
+    assert_eq!(
+        height_field(3, 1.0, plane)
+            .scaled(Vec3::new(1.0, -1.0, 1.0))
+            .unwrap_err(),
+        ShapeError::NonPositiveSize
+    );
+}
+
+#[test]
+fn convex_hulls_serve_as_compound_children() {
+    // A unit cube as a hull child offset by +1 in x: mass 1000 kg at (1, 0, 0), resting
+    // with its bottom face on the ground (centre 0.5 up).
+    let hull = Shape::convex_hull(&[
+        Vec3::new(-0.5, -0.5, -0.5),
+        Vec3::new(0.5, -0.5, -0.5),
+        Vec3::new(-0.5, 0.5, -0.5),
+        Vec3::new(0.5, 0.5, -0.5),
+        Vec3::new(-0.5, -0.5, 0.5),
+        Vec3::new(0.5, -0.5, 0.5),
+        Vec3::new(-0.5, 0.5, 0.5),
+        Vec3::new(0.5, 0.5, 0.5),
+    ])
+    .unwrap();
+    let c = Shape::compound(vec![CompoundChild {
+        shape: hull,
+        pose: Isometry::from_translation(Vec3A::new(1.0, 0.0, 0.0)),
+        material: 0,
+    }])
+    .unwrap();
+    let mut w = world(0);
+    ground(&mut w, 0.5);
+    let id = w
+        .create_body(&BodyDesc::dynamic(c, Vec3::new(0.0, 1.0, 0.0)))
+        .unwrap();
+    assert!((w.mass(id).unwrap() - 1000.0).abs() < 0.1);
+    run(&mut w, 120);
+    let com = w.center_of_mass(id).unwrap();
+    assert!((com.y - 0.5).abs() < 0.02, "{com}");
+}
+
+#[test]
+fn a_level_is_bit_identical_at_any_thread_count() {
+    // Heightfield hills, a mesh bowl and 120 mixed bodies landing on them: the state hash
+    // after every step must not depend on the worker count (DESIGN.md's determinism rule).
+    let run_with = |threads: usize| {
+        let mut w = world(threads);
+        w.create_body(&BodyDesc::fixed(
+            height_field(33, 0.5, |x, z| 0.5 * (0.7 * x).sin() * (0.5 * z).cos()),
+            Vec3::ZERO,
+        ))
+        .unwrap();
+        w.create_body(&BodyDesc::fixed(
+            level::grid_mesh_with(8, 8, 0.5, -2.0, -2.0, |x, z| 0.2 * (x * x + z * z)),
+            Vec3::new(0.0, 1.0, 0.0),
+        ))
+        .unwrap();
+        for k in 0..120 {
+            let shape = match k % 4 {
+                0 => Shape::sphere(0.3).unwrap(),
+                1 => Shape::cuboid(Vec3::splat(0.25)).unwrap(),
+                2 => Shape::capsule(0.3, 0.2).unwrap(),
+                _ => dumbbell(),
+            };
+            let p = Vec3::new(
+                -6.0 + 1.5 * (k % 9) as f32,
+                3.0 + 0.8 * (k / 81) as f32,
+                -6.0 + 1.5 * ((k / 9) % 9) as f32,
+            );
+            w.create_body(&BodyDesc {
+                rotation: Quat::from_rotation_y(0.37 * k as f32),
+                ..BodyDesc::dynamic(shape, p)
+            })
+            .unwrap();
+        }
+        (0..150)
+            .map(|_| {
+                w.step(DT);
+                w.state_hash()
+            })
+            .collect::<Vec<u64>>()
+    };
+    let one = run_with(0);
+    assert_eq!(one, run_with(1));
+    assert_eq!(one, run_with(3));
 }

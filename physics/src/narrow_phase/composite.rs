@@ -34,7 +34,7 @@
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
-use crate::shape::{Shape, Triangle, for_each_triangle};
+use crate::shape::{Shape, Triangle, fill_active_edges, for_each_triangle_lazy};
 use crate::support::{ConvexSupport, SupportFace};
 
 use super::clip::{ClipFace, MAX_CLIPPED, clip_faces};
@@ -175,13 +175,25 @@ pub(crate) fn collide_composite(
             let Some(convex) = a.as_convex() else {
                 return false;
             };
+            let sphere = match a {
+                Shape::Sphere(s) => Some(s.radius),
+                _ => None,
+            };
             let a_in_b = a
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
             let mut gather = Gather::new();
             let mut part = ContactManifold::default();
-            for_each_triangle(b, &a_in_b, |t, tri| {
-                if collide_triangle(convex, ia, &tri, ib, margin, &mut part) {
+            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
+                if beyond_plane(convex, ia, &tri, ib, margin) {
+                    return true;
+                }
+                fill_active_edges(b, t, &mut tri);
+                let hit = match sphere {
+                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, &mut part),
+                    None => collide_triangle(convex, ia, &tri, ib, margin, &mut part),
+                };
+                if hit {
                     gather.add(&part, ia, ib, t);
                 }
                 true
@@ -201,10 +213,10 @@ pub(crate) fn collide_triangle(
     margin: f32,
     out: &mut ContactManifold,
 ) -> bool {
+    let face_ab = face_normal_towards_b(ia, tri, ib);
     if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
         return false;
     }
-    let face_ab = face_normal_towards_b(ia, tri, ib);
     if out.normal.dot(face_ab) > 0.9999 {
         return true;
     }
@@ -227,6 +239,122 @@ pub(crate) fn collide_triangle(
         return true;
     }
     along_face(a, ia, tri, ib, face_ab, margin, out)
+}
+
+/// Cheap cull: A wholly on its side of the triangle's plane, farther than the margin,
+/// cannot touch the triangle (most triangles under a body resting on terrain).
+fn beyond_plane(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+) -> bool {
+    let face_ab = face_normal_towards_b(ia, tri, ib);
+    let local_n = ia.inverse_transform_vector(face_ab);
+    let plane = ib.transform_point(tri.vertices[0]);
+    (plane - ia.transform_point(a.support(local_n))).dot(face_ab) > margin
+}
+
+/// A sphere of radius `r` (A) against one triangle: the closest point on the triangle
+/// in closed form (Ericson, Real-Time Collision Detection §5.1.5) instead of GJK, the
+/// same internal-edge rule as [`collide_triangle`].
+fn sphere_triangle(
+    r: f32,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+) -> bool {
+    out.clear();
+    let c = ib.inverse_transform_point(ia.translation);
+    let mut n = tri.normal();
+    let mut dist = n.dot(c - tri.vertices[0]);
+    if dist < 0.0 {
+        n = -n;
+        dist = -dist;
+    }
+    if dist - r > margin {
+        return false;
+    }
+    let (q, bary) = closest_on_triangle(c, tri);
+    let d = c - q;
+    let len = d.length();
+    if len - r > margin {
+        return false;
+    }
+    let mut on_edge = false;
+    let mut active = false;
+    for k in 0..3 {
+        if bary[(k + 2) % 3] < EDGE_EPS {
+            on_edge = true;
+            active |= tri.active >> k & 1 == 1;
+        }
+    }
+    let (out_n, q, sep) = if on_edge && active && len > 1e-6 {
+        (d / len, q, len - r)
+    } else {
+        // The face normal. A closest point on an inactive edge or vertex means the centre
+        // is over a neighbour, which carries the contact (or over nothing: none).
+        let p = c - n * dist;
+        if on_edge && tri.barycentric(p).iter().any(|&b| b < -EDGE_EPS) {
+            return false;
+        }
+        (n, p, dist - r)
+    };
+    let normal = -ib.transform_vector(out_n);
+    let on_b = ib.transform_point(q);
+    out.set_single(
+        normal,
+        ia,
+        ib,
+        WorldPoint {
+            on_a: ia.translation + normal * r,
+            on_b,
+            separation: sep,
+            feature: feature::simple(feature::TRIANGLE, 0),
+        },
+    );
+    true
+}
+
+/// The point of `tri` closest to `p`, with its barycentric coordinates.
+fn closest_on_triangle(p: Vec3A, tri: &Triangle) -> (Vec3A, [f32; 3]) {
+    let [a, b, c] = tri.vertices;
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, [1.0, 0.0, 0.0]);
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, [0.0, 1.0, 0.0]);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, [1.0 - v, v, 0.0]);
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, [0.0, 0.0, 1.0]);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, [1.0 - w, 0.0, w]);
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, [0.0, 1.0 - w, w]);
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    (a + ab * v + ac * w, [1.0 - v - w, v, w])
 }
 
 /// The triangle's face normal in world space, pointing from A into the triangle (from the

@@ -117,24 +117,26 @@ impl Compound {
             .fold(f32::INFINITY, f32::min)
     }
 
-    /// The nearest hit of the ray on any child.
-    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
+    /// The nearest hit of the ray on any child, with the child's index.
+    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
         let mut best: Option<ShapeRayHit> = None;
+        let mut part = 0;
         self.bvh.ray(o, d, max, |i| {
             let c = &self.children[i as usize];
             let lo = c.pose.inverse_transform_point(o);
             let ld = c.pose.inverse_transform_vector(d);
             let limit = best.map_or(max, |h| h.fraction);
-            if let Some(h) = c.shape.cast_ray(lo, ld, limit) {
-                if best.is_none_or(|b| h.fraction < b.fraction) {
-                    best = Some(ShapeRayHit {
-                        fraction: h.fraction,
-                        normal: c.pose.transform_vector(h.normal),
-                    });
-                }
+            if let Some(h) = c.shape.cast_ray(lo, ld, limit)
+                && best.is_none_or(|b| h.fraction < b.fraction)
+            {
+                best = Some(ShapeRayHit {
+                    fraction: h.fraction,
+                    normal: c.pose.transform_vector(h.normal),
+                });
+                part = i;
             }
             best.map_or(max, |h| h.fraction)
         });
-        best
+        best.map(|h| (h, part))
     }
 }

@@ -143,29 +143,48 @@ impl HeightField {
     /// Triangle `t` (`2 c + half` of cell `c`) with its active edges.
     #[must_use]
     pub fn triangle(&self, t: u32) -> Triangle {
+        let mut tri = self.triangle_vertices(t);
+        tri.active = self.active_edges(t, &tri.vertices);
+        tri
+    }
+
+    /// Triangle `t` without its active edges (`active` is 0); see [`Self::active_edges`].
+    #[must_use]
+    pub(crate) fn triangle_vertices(&self, t: u32) -> Triangle {
         let c = t / 2;
         let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
         let p = |di: u32, dj: u32| self.point(i + di, j + dj);
+        let vertices = if t.is_multiple_of(2) {
+            [p(0, 0), p(0, 1), p(1, 0)]
+        } else {
+            [p(1, 0), p(0, 1), p(1, 1)]
+        };
+        Triangle {
+            vertices,
+            active: 0,
+            material: 0,
+        }
+    }
+
+    /// The active-edge bits of triangle `t` whose corners are `vertices`.
+    #[must_use]
+    pub(crate) fn active_edges(&self, t: u32, vertices: &[Vec3A; 3]) -> u8 {
+        let c = t / 2;
+        let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
         let (ii, jj) = (i64::from(i), i64::from(j));
         // Per edge: the neighbouring cell and the sample opposite the edge there.
-        let (vertices, neighbours) = if t % 2 == 0 {
-            (
-                [p(0, 0), p(0, 1), p(1, 0)],
-                [
-                    ((ii - 1, jj), (ii - 1, jj + 1)),
-                    ((ii, jj), (ii + 1, jj + 1)),
-                    ((ii, jj - 1), (ii + 1, jj - 1)),
-                ],
-            )
+        let neighbours = if t.is_multiple_of(2) {
+            [
+                ((ii - 1, jj), (ii - 1, jj + 1)),
+                ((ii, jj), (ii + 1, jj + 1)),
+                ((ii, jj - 1), (ii + 1, jj - 1)),
+            ]
         } else {
-            (
-                [p(1, 0), p(0, 1), p(1, 1)],
-                [
-                    ((ii, jj), (ii, jj)),
-                    ((ii, jj + 1), (ii, jj + 2)),
-                    ((ii + 1, jj), (ii + 2, jj)),
-                ],
-            )
+            [
+                ((ii, jj), (ii, jj)),
+                ((ii, jj + 1), (ii, jj + 2)),
+                ((ii + 1, jj), (ii + 2, jj)),
+            ]
         };
         let n = (vertices[1] - vertices[0])
             .cross(vertices[2] - vertices[0])
@@ -182,11 +201,7 @@ impl HeightField {
                 active |= 1 << k;
             }
         }
-        Triangle {
-            vertices,
-            active,
-            material: 0,
-        }
+        active
     }
 
     /// The cell range `[i0, i1) × [j0, j1)` under the X–Z extent of `aabb`.
@@ -206,6 +221,15 @@ impl HeightField {
     /// Calls `f(index, triangle)` for each triangle whose box overlaps `aabb`, cell by
     /// cell in row order; `f` returns false to stop.
     pub fn query(&self, aabb: &Aabb, mut f: impl FnMut(u32, Triangle) -> bool) {
+        self.query_vertices(aabb, |t, mut tri| {
+            tri.active = self.active_edges(t, &tri.vertices);
+            f(t, tri)
+        });
+    }
+
+    /// [`Self::query`] without active edges (`active` is 0): the narrow phase computes
+    /// them only for triangles that pass its cheaper tests.
+    pub(crate) fn query_vertices(&self, aabb: &Aabb, mut f: impl FnMut(u32, Triangle) -> bool) {
         if aabb.max.y < self.min_y || aabb.min.y > self.max_y {
             return;
         }
@@ -217,7 +241,7 @@ impl HeightField {
                 }
                 let c = j * (self.nx - 1) + i;
                 for t in [2 * c, 2 * c + 1] {
-                    let tri = self.triangle(t);
+                    let tri = self.triangle_vertices(t);
                     let [a, b, d] = tri.vertices;
                     let lo = a.min(b).min(d);
                     let hi = a.max(b).max(d);
@@ -232,8 +256,9 @@ impl HeightField {
         }
     }
 
-    /// The nearest ray hit, walking the cells the ray crosses in order.
-    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
+    /// The nearest ray hit, walking the cells the ray crosses in order, with the
+    /// triangle's index.
+    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
         let inv = d.recip();
         let bounds = self.local_aabb().expanded(1e-4);
         let t_enter = bounds.ray_hit(o, inv, max)?;
@@ -258,13 +283,13 @@ impl HeightField {
         let (si, mut ti, dti) = axis(d.x, o.x, origin.x, self.cell.x, i);
         let (sj, mut tj, dtj) = axis(d.z, o.z, origin.y, self.cell.y, j);
         loop {
-            let mut best: Option<ShapeRayHit> = None;
+            let mut best: Option<(ShapeRayHit, u32)> = None;
             if self.exists(i, j) {
                 let c = j as u32 * (self.nx - 1) + i as u32;
                 for t in [2 * c, 2 * c + 1] {
-                    let limit = best.map_or(max, |h| h.fraction);
-                    if let Some(h) = self.triangle(t).cast_ray(o, d, limit) {
-                        best = Some(h);
+                    let limit = best.map_or(max, |h| h.0.fraction);
+                    if let Some(h) = self.triangle_vertices(t).cast_ray(o, d, limit) {
+                        best = Some((h, t));
                     }
                 }
             }

@@ -166,18 +166,20 @@ impl TriangleMesh {
         self.bvh.query(aabb, |t| f(t, self.triangle(t)));
     }
 
-    /// The nearest ray hit (both faces).
-    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit> {
+    /// The nearest ray hit (both faces), with the triangle's index.
+    pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
         let mut best: Option<ShapeRayHit> = None;
+        let mut part = 0;
         self.bvh.ray(o, d, max, |t| {
             let limit = best.map_or(max, |h| h.fraction);
-            if let Some(h) = self.triangle(t).cast_ray(o, d, limit) {
-                if best.is_none_or(|b| h.fraction < b.fraction) {
-                    best = Some(h);
-                }
+            if let Some(h) = self.triangle(t).cast_ray(o, d, limit)
+                && best.is_none_or(|b| h.fraction < b.fraction)
+            {
+                best = Some(h);
+                part = t;
             }
             best.map_or(max, |h| h.fraction)
         });
-        best
+        best.map(|h| (h, part))
     }
 }

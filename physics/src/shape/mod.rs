@@ -74,6 +74,9 @@ pub enum ShapeError {
     /// than 2 per side), hole flags other than one per cell, materials other than one per
     /// triangle.
     WrongCount,
+    /// [`Shape::scaled`] takes meshes and heightfields only. Build other shapes at the
+    /// size you need.
+    NotScalable,
 }
 
 impl std::fmt::Display for ShapeError {
@@ -92,6 +95,7 @@ impl std::fmt::Display for ShapeError {
             }
             ShapeError::DegenerateTriangle(t) => return write!(f, "triangle {t} is degenerate"),
             ShapeError::WrongCount => "a list has the wrong number of entries",
+            ShapeError::NotScalable => "only meshes and heightfields can be scaled",
         };
         f.write_str(s)
     }
@@ -263,6 +267,49 @@ impl Shape {
         )?)))
     }
 
+    /// A mesh or heightfield scaled by `scale` per local axis (uniform or not), built
+    /// once here (scaled vertices, or scaled cell size and heights), so colliding with it
+    /// costs nothing extra. Errors: [`ShapeError::NonFinite`], [`ShapeError::NonPositiveSize`]
+    /// (a zero or negative factor: mirroring would flip the triangles' winding),
+    /// [`ShapeError::NotScalable`] for other kinds (build primitives, hulls and compounds
+    /// at their size).
+    pub fn scaled(&self, scale: Vec3) -> Result<Shape, ShapeError> {
+        if !scale.is_finite() {
+            return Err(ShapeError::NonFinite);
+        }
+        if scale.min_element() <= 0.0 {
+            return Err(ShapeError::NonPositiveSize);
+        }
+        match self {
+            Shape::TriangleMesh(m) => {
+                let v: Vec<Vec3> = m
+                    .vertices()
+                    .iter()
+                    .map(|p| Vec3::from(*p) * scale)
+                    .collect();
+                let materials = (!m.materials().is_empty()).then_some(m.materials());
+                Shape::triangle_mesh(&v, m.indices(), materials)
+            }
+            Shape::HeightField(h) => {
+                let (nx, nz) = h.sample_counts();
+                let heights = h.heights().iter().map(|y| y * scale.y).collect();
+                let cells = (nx - 1) * (nz - 1);
+                let holes: Vec<bool> = (0..cells)
+                    .map(|c| h.is_hole(c % (nx - 1), c / (nx - 1)))
+                    .collect();
+                let any = holes.iter().any(|&x| x);
+                Shape::height_field(
+                    nx,
+                    nz,
+                    h.cell_size() * crate::math::Vec2::new(scale.x, scale.z),
+                    heights,
+                    any.then_some(holes.as_slice()),
+                )
+            }
+            _ => Err(ShapeError::NotScalable),
+        }
+    }
+
     /// Whether the shape is made of parts (compound, mesh, heightfield).
     #[must_use]
     pub fn is_composite(&self) -> bool {
@@ -392,13 +439,26 @@ impl Shape {
     /// Casts the ray `origin + t * dir`, `t` in `[0, max_fraction]`, in the shape's frame.
     #[must_use]
     pub fn cast_ray(&self, origin: Vec3A, dir: Vec3A, max_fraction: f32) -> Option<ShapeRayHit> {
+        self.cast_ray_part(origin, dir, max_fraction).map(|h| h.0)
+    }
+
+    /// [`Self::cast_ray`] with the part hit: the compound child's index, the mesh or
+    /// heightfield triangle's index, 0 for other shapes.
+    #[must_use]
+    pub fn cast_ray_part(
+        &self,
+        origin: Vec3A,
+        dir: Vec3A,
+        max_fraction: f32,
+    ) -> Option<(ShapeRayHit, u32)> {
+        let whole = |h: Option<ShapeRayHit>| h.map(|h| (h, 0));
         match self {
-            Shape::Sphere(s) => s.cast_ray(origin, dir, max_fraction),
-            Shape::Box(b) => b.cast_ray(origin, dir, max_fraction),
-            Shape::Capsule(c) => c.cast_ray(origin, dir, max_fraction),
-            Shape::Cylinder(c) => c.cast_ray(origin, dir, max_fraction),
-            Shape::ConvexHull(h) => h.cast_ray(origin, dir, max_fraction),
-            Shape::HalfSpace(h) => h.cast_ray(origin, dir, max_fraction),
+            Shape::Sphere(s) => whole(s.cast_ray(origin, dir, max_fraction)),
+            Shape::Box(b) => whole(b.cast_ray(origin, dir, max_fraction)),
+            Shape::Capsule(c) => whole(c.cast_ray(origin, dir, max_fraction)),
+            Shape::Cylinder(c) => whole(c.cast_ray(origin, dir, max_fraction)),
+            Shape::ConvexHull(h) => whole(h.cast_ray(origin, dir, max_fraction)),
+            Shape::HalfSpace(h) => whole(h.cast_ray(origin, dir, max_fraction)),
             Shape::Compound(c) => c.cast_ray(origin, dir, max_fraction),
             Shape::TriangleMesh(m) => m.cast_ray(origin, dir, max_fraction),
             Shape::HeightField(h) => h.cast_ray(origin, dir, max_fraction),
@@ -414,6 +474,28 @@ pub(crate) fn for_each_triangle(shape: &Shape, aabb: &Aabb, f: impl FnMut(u32, T
         Shape::TriangleMesh(m) => m.query(aabb, f),
         Shape::HeightField(h) => h.query(aabb, f),
         _ => {}
+    }
+}
+
+/// [`for_each_triangle`] where heightfield triangles come without their active edges
+/// (`active` 0) until [`fill_active_edges`] is called: the narrow phase culls most
+/// triangles before it needs them.
+pub(crate) fn for_each_triangle_lazy(
+    shape: &Shape,
+    aabb: &Aabb,
+    f: impl FnMut(u32, Triangle) -> bool,
+) {
+    match shape {
+        Shape::TriangleMesh(m) => m.query(aabb, f),
+        Shape::HeightField(h) => h.query_vertices(aabb, f),
+        _ => {}
+    }
+}
+
+/// Sets the active edges of triangle `t` of `shape` from [`for_each_triangle_lazy`].
+pub(crate) fn fill_active_edges(shape: &Shape, t: u32, tri: &mut Triangle) {
+    if let Shape::HeightField(h) = shape {
+        tri.active = h.active_edges(t, &tri.vertices);
     }
 }
 
