@@ -372,9 +372,6 @@ pub fn draw_shape<R: DebugRenderer + ?Sized>(
     let at = |p: Vec3A| -> Vec3 { pose.transform_point(p).into() };
     let rot = pose.rotation;
     let center: Vec3 = pose.translation.into();
-    // New shape kinds (compounds, meshes) fall through to their bounding box until they
-    // get their own drawing; the arm is unreachable while every kind has one.
-    #[allow(unreachable_patterns)]
     match shape {
         Shape::Sphere(s) => {
             if solid {
@@ -516,10 +513,60 @@ pub fn draw_shape<R: DebugRenderer + ?Sized>(
             }
             renderer.line(origin, origin + n, color);
         }
-        _ => {
-            let aabb = shape.world_aabb(pose);
-            draw_box_edges(renderer, aabb.min.into(), aabb.max.into(), color);
+        Shape::Compound(compound) => {
+            // Each child at its pose in the compound's frame, through its own arm.
+            for child in compound.children() {
+                let child_pose = pose.mul_isometry(&child.pose);
+                draw_shape(
+                    renderer,
+                    &child.shape,
+                    &child_pose,
+                    color,
+                    solid,
+                    half_space_extent,
+                );
+            }
         }
+        Shape::TriangleMesh(mesh) => {
+            let vertices = mesh.vertices();
+            for tri in mesh.indices() {
+                let [a, b, c] = tri.map(|i| at(vertices[i as usize]));
+                draw_triangle(renderer, [a, b, c], color, solid);
+            }
+        }
+        Shape::HeightField(field) => {
+            let (nx, nz) = field.sample_counts();
+            for j in 0..nz.saturating_sub(1) {
+                for i in 0..nx.saturating_sub(1) {
+                    if field.is_hole(i, j) {
+                        continue;
+                    }
+                    let c = j * (nx - 1) + i;
+                    for t in [2 * c, 2 * c + 1] {
+                        let v = field.triangle_vertices(t).vertices.map(at);
+                        draw_triangle(renderer, v, color, solid);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One triangle of a mesh or heightfield: filled, or its three edges. Edges shared by two
+/// triangles are drawn twice; deduplicating them would need a per-draw edge set, and a
+/// debug view does not mind the overdraw.
+fn draw_triangle<R: DebugRenderer + ?Sized>(
+    renderer: &mut R,
+    [a, b, c]: [Vec3; 3],
+    color: Color,
+    solid: bool,
+) {
+    if solid {
+        renderer.triangle(a, b, c, color);
+    } else {
+        renderer.line(a, b, color);
+        renderer.line(b, c, color);
+        renderer.line(c, a, color);
     }
 }
 
