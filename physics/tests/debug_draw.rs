@@ -428,3 +428,84 @@ fn compound_draws_as_its_children_at_their_poses() {
         assert_eq!(drawn.cmds, alone.cmds);
     }
 }
+
+/// A ball joint between two boxes, swung for a second under gravity: the drawn joint
+/// lines run from each body's origin to that body's anchor (its pose times the joint's
+/// local frame, computed here from `joint_desc`), and the two anchors coincide to the
+/// solver's tolerance (1 cm: a ball joint keeps the anchors together, the soft step lets
+/// them drift by millimetres). Then come the two frames' three axes each.
+#[test]
+fn ball_joint_lines_end_at_the_bodies_anchor_points() {
+    use joule_physics::joint::{JointDesc, JointKind};
+    let mut w = world(0);
+    let cube = || Shape::cuboid(Vec3::splat(0.25)).unwrap();
+    let a = w
+        .create_body(&BodyDesc::dynamic(cube(), Vec3::new(0.0, 2.0, 0.0)))
+        .unwrap();
+    let b = w
+        .create_body(&BodyDesc::dynamic(cube(), Vec3::new(1.0, 2.0, 0.0)))
+        .unwrap();
+    w.set_rotation(b, Quat::from_rotation_z(0.3)).unwrap();
+    let (fa, fb) = w
+        .joint_frames_at(Some(a), b, Vec3::new(0.5, 2.0, 0.0), Vec3::X)
+        .unwrap();
+    let joint = w
+        .create_joint(&JointDesc::new(JointKind::Ball, Some(a), b, fa, fb))
+        .unwrap();
+    // A world-anchored ball joint holding A up, so the pair swings.
+    let (wa, wb) = w
+        .joint_frames_at(None, a, Vec3::new(-0.5, 2.0, 0.0), Vec3::X)
+        .unwrap();
+    w.create_joint(&JointDesc::new(JointKind::Ball, None, a, wa, wb))
+        .unwrap();
+    for _ in 0..60 {
+        w.step(1.0 / 60.0);
+    }
+    let options = DebugDrawOptions {
+        shapes: false,
+        joints: true,
+        ..DebugDrawOptions::default()
+    };
+    let mut r = Recorder::default();
+    w.debug_draw(&mut r, &options);
+    // Joint 0: 2 anchor lines + 6 axes; joint 1 (to the world): 1 anchor line + 6 axes.
+    assert_eq!(r.lines.len(), 8 + 7);
+    let desc = w.joint_desc(joint).unwrap();
+    let (pa, pb) = (
+        w.body(a).unwrap().transform(),
+        w.body(b).unwrap().transform(),
+    );
+    let anchor_a = Vec3::from(pa.transform_point(desc.frame_a.translation));
+    let anchor_b = Vec3::from(pb.transform_point(desc.frame_b.translation));
+    let close = |p: Vec3, q: Vec3| (p - q).length() < 1e-5;
+    let (l0, l1) = (r.lines[0], r.lines[1]);
+    assert!(
+        close(l0.0, pa.translation.into()) && close(l0.1, anchor_a),
+        "{l0:?}"
+    );
+    assert!(
+        close(l1.0, pb.translation.into()) && close(l1.1, anchor_b),
+        "{l1:?}"
+    );
+    assert!(
+        (anchor_a - anchor_b).length() < 1e-2,
+        "{anchor_a} {anchor_b}"
+    );
+    // The bodies swung: the anchors moved off their starting point, so the check above
+    // is not the trivial one at rest.
+    assert!((anchor_a - Vec3::new(0.5, 2.0, 0.0)).length() > 0.05);
+    // Each frame's axes start at its anchor and are orthogonal, `joint_axis_length` long.
+    for (k, anchor) in [(2, anchor_a), (5, anchor_b)] {
+        let axes: Vec<Vec3> = r.lines[k..k + 3]
+            .iter()
+            .map(|&(p, q, _)| {
+                assert!(close(p, anchor));
+                q - p
+            })
+            .collect();
+        for (i, x) in axes.iter().enumerate() {
+            assert!((x.length() - options.joint_axis_length).abs() < 1e-5);
+            assert!(x.dot(axes[(i + 1) % 3]).abs() < 1e-5);
+        }
+    }
+}
