@@ -84,6 +84,23 @@ fn shape_json(shape: &RecordedShape) -> Value {
         RecordedShape::HalfSpace { normal, offset } => {
             json!({"kind": "halfspace", "normal": normal, "offset": offset})
         }
+        RecordedShape::Compound { children } => {
+            let children: Vec<Value> = children
+                .iter()
+                .map(|c| {
+                    json!({
+                        "shape": shape_json(&c.shape),
+                        "position": c.position,
+                        "rotation": c.rotation,
+                    })
+                })
+                .collect();
+            json!({"kind": "compound", "children": children})
+        }
+        RecordedShape::Mesh {
+            vertices,
+            triangles,
+        } => json!({"kind": "mesh", "vertices": vertices, "triangles": triangles}),
         RecordedShape::Bounds { min, max } => json!({"kind": "bounds", "min": min, "max": max}),
     }
 }

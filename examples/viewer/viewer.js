@@ -56,6 +56,31 @@ function shapeGeometry(shape) {
       g.computeVertexNormals();
       return g;
     }
+    case 'mesh': {
+      // Meshes and heightfields: the recorded triangles, shared vertices indexed.
+      const g = new THREE.BufferGeometry();
+      g.setAttribute('position', new THREE.Float32BufferAttribute(shape.vertices.flat(), 3));
+      g.setIndex(shape.triangles.flat());
+      g.computeVertexNormals();
+      return g;
+    }
+    case 'compound': {
+      // The children's geometries moved to their poses and joined into one, so a
+      // compound body stays one instance of one InstancedMesh like every other body.
+      const pos = [];
+      for (const child of shape.children) {
+        const built = shapeGeometry(child.shape);
+        const g = built.index ? built.toNonIndexed() : built;
+        g.applyQuaternion(new THREE.Quaternion(...child.rotation));
+        g.translate(...child.position);
+        pos.push(...g.getAttribute('position').array);
+        g.dispose();
+      }
+      const g = new THREE.BufferGeometry();
+      g.setAttribute('position', new THREE.Float32BufferAttribute(pos, 3));
+      g.computeVertexNormals();
+      return g;
+    }
     case 'halfspace': {
       const g = new THREE.PlaneGeometry(200, 200, 1, 1);
       const n = new THREE.Vector3(...shape.normal);

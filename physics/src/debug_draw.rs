@@ -73,6 +73,8 @@ impl Color {
     pub const ORANGE: Color = Color::rgb(250, 140, 30);
     /// Cyan, for bounding boxes.
     pub const CYAN: Color = Color::rgb(40, 200, 220);
+    /// Blue, for joint frame Z axes.
+    pub const BLUE: Color = Color::rgb(50, 90, 240);
     /// Magenta, for sensors.
     pub const MAGENTA: Color = Color::rgb(220, 60, 220);
 
@@ -159,6 +161,12 @@ pub struct DebugDrawOptions {
     pub ccd: bool,
     /// Label each body with its id.
     pub labels: bool,
+    /// Draw each joint: a line from each body's origin to its anchor (the joint frame's
+    /// origin on that body), and both joint frames' axes (X red, Y green, Z blue),
+    /// `joint_axis_length` long. Disabled (broken) joints are drawn grey.
+    pub joints: bool,
+    /// Length of drawn joint frame axes (m).
+    pub joint_axis_length: f32,
     /// Length of drawn contact normals (m).
     pub normal_length: f32,
     /// Metres of segment per N·s of impulse.
@@ -179,6 +187,8 @@ impl Default for DebugDrawOptions {
             contact_impulses: false,
             ccd: false,
             labels: false,
+            joints: false,
+            joint_axis_length: 0.2,
             normal_length: 0.25,
             impulse_scale: 0.05,
             half_space_extent: 20.0,
@@ -187,7 +197,7 @@ impl Default for DebugDrawOptions {
 }
 
 impl DebugDrawOptions {
-    /// Everything on (wireframe shapes, boxes, contacts, CCD, labels).
+    /// Everything on (wireframe shapes, boxes, contacts, CCD, labels, joints).
     #[must_use]
     pub fn all() -> Self {
         Self {
@@ -197,6 +207,7 @@ impl DebugDrawOptions {
             contact_impulses: true,
             ccd: true,
             labels: true,
+            joints: true,
             ..Self::default()
         }
     }
@@ -259,6 +270,9 @@ impl World {
         if options.contact_points || options.contact_normals || options.contact_impulses {
             self.draw_contacts(renderer, options);
         }
+        if options.joints {
+            self.draw_joints(renderer, options);
+        }
         if options.ccd {
             let mut hits = self.ccd.hits.clone();
             hits.sort_by_key(|h| (h.body, h.other));
@@ -299,6 +313,38 @@ impl World {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// Each live joint, by slot: body origin to anchor on each side, then the frames.
+    fn draw_joints<R: DebugRenderer + ?Sized>(&self, renderer: &mut R, options: &DebugDrawOptions) {
+        for (index, joint) in self.joints.joints.iter().enumerate() {
+            if !joint.alive {
+                continue;
+            }
+            let id = self.joints.id_of(index as u32);
+            let Ok((frame_a, frame_b)) = self.joint_frames(id) else {
+                continue;
+            };
+            let color = if joint.enabled {
+                Color::WHITE
+            } else {
+                Color::GREY
+            };
+            // A joint to the world has no body A: its frame is already in world space.
+            if let Some(a) = joint.body_a {
+                let origin = self.bodies.sim_of(a).transform.translation;
+                renderer.line(origin.into(), frame_a.translation.into(), color);
+            }
+            let origin = self.bodies.sim_of(joint.body_b).transform.translation;
+            renderer.line(origin.into(), frame_b.translation.into(), color);
+            for frame in [frame_a, frame_b] {
+                let p = Vec3::from(frame.translation);
+                let l = options.joint_axis_length;
+                renderer.line(p, p + frame.rotation * Vec3::X * l, Color::RED);
+                renderer.line(p, p + frame.rotation * Vec3::Y * l, Color::GREEN);
+                renderer.line(p, p + frame.rotation * Vec3::Z * l, Color::BLUE);
             }
         }
     }
@@ -372,9 +418,6 @@ pub fn draw_shape<R: DebugRenderer + ?Sized>(
     let at = |p: Vec3A| -> Vec3 { pose.transform_point(p).into() };
     let rot = pose.rotation;
     let center: Vec3 = pose.translation.into();
-    // New shape kinds (compounds, meshes) fall through to their bounding box until they
-    // get their own drawing; the arm is unreachable while every kind has one.
-    #[allow(unreachable_patterns)]
     match shape {
         Shape::Sphere(s) => {
             if solid {
@@ -516,10 +559,60 @@ pub fn draw_shape<R: DebugRenderer + ?Sized>(
             }
             renderer.line(origin, origin + n, color);
         }
-        _ => {
-            let aabb = shape.world_aabb(pose);
-            draw_box_edges(renderer, aabb.min.into(), aabb.max.into(), color);
+        Shape::Compound(compound) => {
+            // Each child at its pose in the compound's frame, through its own arm.
+            for child in compound.children() {
+                let child_pose = pose.mul_isometry(&child.pose);
+                draw_shape(
+                    renderer,
+                    &child.shape,
+                    &child_pose,
+                    color,
+                    solid,
+                    half_space_extent,
+                );
+            }
         }
+        Shape::TriangleMesh(mesh) => {
+            let vertices = mesh.vertices();
+            for tri in mesh.indices() {
+                let [a, b, c] = tri.map(|i| at(vertices[i as usize]));
+                draw_triangle(renderer, [a, b, c], color, solid);
+            }
+        }
+        Shape::HeightField(field) => {
+            let (nx, nz) = field.sample_counts();
+            for j in 0..nz.saturating_sub(1) {
+                for i in 0..nx.saturating_sub(1) {
+                    if field.is_hole(i, j) {
+                        continue;
+                    }
+                    let c = j * (nx - 1) + i;
+                    for t in [2 * c, 2 * c + 1] {
+                        let v = field.triangle_vertices(t).vertices.map(at);
+                        draw_triangle(renderer, v, color, solid);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One triangle of a mesh or heightfield: filled, or its three edges. Edges shared by two
+/// triangles are drawn twice; deduplicating them would need a per-draw edge set, and a
+/// debug view does not mind the overdraw.
+fn draw_triangle<R: DebugRenderer + ?Sized>(
+    renderer: &mut R,
+    [a, b, c]: [Vec3; 3],
+    color: Color,
+    solid: bool,
+) {
+    if solid {
+        renderer.triangle(a, b, c, color);
+    } else {
+        renderer.line(a, b, color);
+        renderer.line(b, c, color);
+        renderer.line(c, a, color);
     }
 }
 

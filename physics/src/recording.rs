@@ -55,7 +55,9 @@ use crate::world::World;
 pub const MAGIC: [u8; 8] = *b"JOULEREC";
 
 /// The format version this build writes and reads.
-pub const RECORDING_VERSION: u32 = 1;
+/// Version 2 added [`RecordedShape::Compound`] and [`RecordedShape::Mesh`] (compounds,
+/// triangle meshes and heightfields were [`RecordedShape::Bounds`] before).
+pub const RECORDING_VERSION: u32 = 2;
 
 /// Floats per body per frame in [`Frame::poses`]: position x, y, z, rotation x, y, z, w.
 pub const POSE_FLOATS: usize = 7;
@@ -150,6 +152,19 @@ pub enum RecordedShape {
         /// Offset along the normal (m).
         offset: f32,
     },
+    /// A compound: its children, each at its pose in the compound's frame.
+    Compound {
+        /// The children, in the compound's order.
+        children: Vec<RecordedChild>,
+    },
+    /// A triangle mesh or a heightfield, as triangles (a heightfield's holes left out).
+    /// Written once, with the body that first uses it.
+    Mesh {
+        /// Vertices (a heightfield's samples, row by row along X).
+        vertices: Vec<[f32; 3]>,
+        /// Triangles as vertex indices, counter-clockwise seen from the front.
+        triangles: Vec<[u32; 3]>,
+    },
     /// A shape kind this version does not record in detail, shown as its local box.
     Bounds {
         /// Minimum corner of the local bounding box.
@@ -159,12 +174,23 @@ pub enum RecordedShape {
     },
 }
 
+/// One child of a [`RecordedShape::Compound`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordedChild {
+    /// The child's shape.
+    pub shape: RecordedShape,
+    /// Its position in the compound's frame.
+    pub position: [f32; 3],
+    /// Its rotation in the compound's frame (x, y, z, w).
+    pub rotation: [f32; 4],
+}
+
 impl RecordedShape {
     /// The recorded form of `shape`.
     #[must_use]
     pub fn from_shape(shape: &Shape) -> RecordedShape {
-        // Shape kinds added later (compounds, meshes) are recorded as their bounds until
-        // they get a variant; the arm is unreachable while every kind has one.
+        // Shape kinds added later are recorded as their bounds until they get a variant;
+        // the arm is unreachable while every kind has one.
         #[allow(unreachable_patterns)]
         match shape {
             Shape::Sphere(s) => RecordedShape::Sphere { radius: s.radius },
@@ -187,6 +213,44 @@ impl RecordedShape {
                 normal: h.normal.to_array(),
                 offset: h.offset,
             },
+            Shape::Compound(c) => RecordedShape::Compound {
+                children: c
+                    .children()
+                    .iter()
+                    .map(|child| RecordedChild {
+                        shape: RecordedShape::from_shape(&child.shape),
+                        position: child.pose.translation.to_array(),
+                        rotation: child.pose.rotation.to_array(),
+                    })
+                    .collect(),
+            },
+            Shape::TriangleMesh(m) => RecordedShape::Mesh {
+                vertices: m.vertices().iter().map(|v| v.to_array()).collect(),
+                triangles: m.indices().to_vec(),
+            },
+            Shape::HeightField(h) => {
+                let (nx, nz) = h.sample_counts();
+                let vertices = (0..nz)
+                    .flat_map(|j| (0..nx).map(move |i| h.point(i, j).to_array()))
+                    .collect();
+                // The same split as the field's own triangles (2 c and 2 c + 1 of cell c),
+                // so the viewer shows the surface the bodies collide with.
+                let mut triangles = Vec::new();
+                for j in 0..nz.saturating_sub(1) {
+                    for i in 0..nx.saturating_sub(1) {
+                        if h.is_hole(i, j) {
+                            continue;
+                        }
+                        let v = |di: u32, dj: u32| (j + dj) * nx + i + di;
+                        triangles.push([v(0, 0), v(0, 1), v(1, 0)]);
+                        triangles.push([v(1, 0), v(0, 1), v(1, 1)]);
+                    }
+                }
+                RecordedShape::Mesh {
+                    vertices,
+                    triangles,
+                }
+            }
             _ => {
                 let aabb = shape.local_aabb();
                 RecordedShape::Bounds {

@@ -201,3 +201,87 @@ fn bad_files_are_typed_errors() {
         Err(RecordingError::UnsupportedVersion(99))
     ));
 }
+
+/// A compound and a heightfield are recorded in full and read back as written: the
+/// compound as its children with their poses, the heightfield as its samples and the
+/// triangles of its non-hole cells, which are the field's own triangles (checked
+/// against `HeightField::triangle`, the surface the bodies collide with).
+#[test]
+fn compound_and_heightfield_round_trip() {
+    use joule_physics::math::{Isometry, Vec2, Vec3A};
+    use joule_physics::recording::RecordedChild;
+    use joule_physics::shape::CompoundChild;
+    let mut w = World::new(WorldDesc::default(), JobSystem::new(0).unwrap());
+    let (nx, nz) = (4u32, 3u32);
+    let heights: Vec<f32> = (0..nx * nz).map(|k| 0.1 * (k % 5) as f32).collect();
+    let holes: Vec<bool> = (0..6).map(|c| c == 4).collect();
+    let field =
+        Shape::height_field(nx, nz, Vec2::new(1.0, 2.0), heights.clone(), Some(&holes)).unwrap();
+    w.create_body(&BodyDesc::fixed(field.clone(), Vec3::ZERO))
+        .unwrap();
+    let rot = Quat::from_rotation_z(0.5);
+    let children = vec![
+        CompoundChild {
+            shape: Shape::cuboid(Vec3::new(0.5, 0.25, 0.25)).unwrap(),
+            pose: Isometry::new(Vec3A::new(0.75, 0.0, 0.0), rot),
+            material: 0,
+        },
+        CompoundChild {
+            shape: Shape::sphere(0.3).unwrap(),
+            pose: Isometry::new(Vec3A::new(-0.75, 0.0, 0.0), Quat::IDENTITY),
+            material: 0,
+        },
+    ];
+    w.create_body(&BodyDesc::dynamic(
+        Shape::compound(children).unwrap(),
+        Vec3::new(0.0, 3.0, 0.0),
+    ))
+    .unwrap();
+    let bytes = record(&mut w, 3, false);
+    let r = Recording::read(&bytes).unwrap();
+    assert_eq!(r.bodies.len(), 2);
+
+    let RecordedShape::Mesh {
+        vertices,
+        triangles,
+    } = &r.bodies[0].shape
+    else {
+        panic!(
+            "heightfield not recorded as a mesh: {:?}",
+            r.bodies[0].shape
+        );
+    };
+    assert_eq!(vertices.len(), (nx * nz) as usize);
+    for (v, h) in vertices.iter().zip(&heights) {
+        assert_eq!(v[1], *h, "samples row by row along X");
+    }
+    assert_eq!(triangles.len(), 2 * (6 - 1), "2 per cell, 6 cells, 1 hole");
+    let Shape::HeightField(hf) = &field else {
+        unreachable!()
+    };
+    let field_tris: Vec<u32> = (0..12).filter(|t| t / 2 != 4).collect();
+    for (tri, &t) in triangles.iter().zip(&field_tris) {
+        let want = hf.triangle(t).vertices.map(|v| v.to_array());
+        assert_eq!(tri.map(|i| vertices[i as usize]), want, "triangle {t}");
+    }
+
+    assert_eq!(
+        r.bodies[1].shape,
+        RecordedShape::Compound {
+            children: vec![
+                RecordedChild {
+                    shape: RecordedShape::Box {
+                        half_extents: [0.5, 0.25, 0.25]
+                    },
+                    position: [0.75, 0.0, 0.0],
+                    rotation: rot.to_array(),
+                },
+                RecordedChild {
+                    shape: RecordedShape::Sphere { radius: 0.3 },
+                    position: [-0.75, 0.0, 0.0],
+                    rotation: [0.0, 0.0, 0.0, 1.0],
+                },
+            ]
+        }
+    );
+}
