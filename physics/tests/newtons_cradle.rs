@@ -80,11 +80,6 @@ fn the_striker_passes_its_velocity_to_the_last_ball() {
             .iter()
             .map(|&id| w.linear_velocity(id).unwrap().x)
             .collect();
-        println!(
-            "v0 {v0}: {v:?} energy max {} end {}",
-            e_max / e0,
-            momentum_energy(&w, &ids).1 / e0
-        );
         // Kinetic energy never grows (f32 rounding of the sum: 1e-5 relative).
         assert!(
             e_max <= e0 * (1.0 + 1e-5),
