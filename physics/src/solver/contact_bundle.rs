@@ -26,7 +26,7 @@ use joule_jobs::DisjointChunk;
 
 use crate::math::{Quat, Vec3A};
 
-use super::contact::{ContactConstraint, SLIDING_SPEED, Softness, SolverBody};
+use super::contact::{BOUNCE_SLOP, ContactConstraint, SLIDING_SPEED, Softness, SolverBody};
 use super::wide::{FloatW, LANES, MaskW, Mat3W, QuatW, Vec3W};
 
 /// Marks a lane side with no solver body (static, kinematic or an unused lane).
@@ -61,6 +61,8 @@ pub struct BundlePoint {
     pub max_normal_impulse: FloatW,
     /// Approach speed for restitution.
     pub relative_velocity: FloatW,
+    /// Lanes whose point bounced this step.
+    pub bounced: MaskW,
     /// Lanes whose manifold has this point and whose body A is dynamic.
     pub mask_a: MaskW,
     /// Lanes whose manifold has this point and whose body B is dynamic.
@@ -137,6 +139,8 @@ pub struct SolveParams {
     pub max_push: f32,
     /// Contact softness.
     pub softness: Softness,
+    /// Approach speed above which restitution applies.
+    pub restitution_threshold: f32,
 }
 
 impl ContactBundle {
@@ -222,6 +226,7 @@ impl ContactBundle {
             bp.tangent_impulse[1].0[i] = p.tangent_impulse[1];
             bp.max_normal_impulse.0[i] = p.max_normal_impulse;
             bp.relative_velocity.0[i] = p.relative_velocity;
+            bp.bounced.0[i] = if p.bounced { u32::MAX } else { 0 };
         }
     }
 
@@ -241,12 +246,6 @@ impl ContactBundle {
                 });
             (self.contact[i], points)
         })
-    }
-
-    /// Whether any lane bounces.
-    #[must_use]
-    pub fn has_restitution(&self) -> bool {
-        self.restitution.0.iter().any(|&r| r != 0.0)
     }
 
     // Gathers and scatters stay out of line: inlined into the passes, LLVM spilled the
@@ -465,6 +464,7 @@ impl ContactBundle {
         }
 
         let soft = k.softness;
+        let bouncy = MaskW::ALL.and_not(self.restitution.eq(zero));
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
@@ -495,53 +495,25 @@ impl ContactBundle {
             let lambda =
                 p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
             let new = (p.normal_impulse + lambda).max(zero);
-            // In both passes: see the scalar `ContactConstraint::solve`.
-            p.relative_velocity = FloatW::select(
-                new.gt(zero),
-                p.relative_velocity.min(vn),
-                p.relative_velocity,
-            );
-            let delta = new - p.normal_impulse;
+            // In both passes, and the bounce: see the scalar `ContactConstraint::solve`.
+            let pushing = new.gt(zero);
+            let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
+            p.relative_velocity = rv;
+            let bounce = bouncy
+                .and(pushing)
+                .and(FloatW::splat(-k.restitution_threshold).gt(rv))
+                .and(FloatW::splat(BOUNCE_SLOP).gt(s))
+                .and_not(p.bounced);
+            let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
+            p.bounced = p.bounced.or(bounce);
+            let max_normal =
+                FloatW::select(bounce, p.max_normal_impulse.max(kick), p.max_normal_impulse);
+            let new = FloatW::select(bounce, p.normal_impulse, new);
+            let delta = FloatW::select(bounce, kick, new - p.normal_impulse);
             p.normal_impulse = new;
-            p.max_normal_impulse = p.max_normal_impulse.max(new);
+            p.max_normal_impulse = max_normal.max(new);
             let p = *p;
             self.apply_normal::<MASKED>(&mut a, &mut b, &p, delta, (p.mask_a, p.mask_b));
-        }
-        Self::scatter_velocities(&self.side_a, &a, chunk);
-        Self::scatter_velocities(&self.side_b, &b, chunk);
-    }
-
-    /// Restitution pass: points that hit faster than `threshold` bounce back with
-    /// `restitution` times their approach speed.
-    pub fn apply_restitution(&mut self, chunk: &mut DisjointChunk<'_, SolverBody>, threshold: f32) {
-        if !self.has_restitution() {
-            return;
-        }
-        let mut a = Self::gather_velocities(&self.side_a, chunk);
-        let mut b = Self::gather_velocities(&self.side_b, chunk);
-        let n = self.normal;
-        let zero = FloatW::ZERO;
-        let bouncy = MaskW::ALL.and_not(self.restitution.eq(zero));
-        for i in 0..self.points_used {
-            let p = self.points[i];
-            let skip = p
-                .relative_velocity
-                .gt(FloatW::splat(-threshold))
-                .or(p.max_normal_impulse.eq(zero));
-            let active = bouncy.and_not(skip);
-            if !active.any() {
-                continue;
-            }
-            let vn = Self::normal_velocity(n, &a, &b, &p);
-            let lambda = p.normal_mass.neg() * (vn + self.restitution * p.relative_velocity);
-            let new = (p.normal_impulse + lambda).max(zero);
-            let delta = new - p.normal_impulse;
-            let q = &mut self.points[i];
-            q.normal_impulse = FloatW::select(active, new, p.normal_impulse);
-            q.max_normal_impulse =
-                FloatW::select(active, p.max_normal_impulse.max(new), p.max_normal_impulse);
-            let masks = (p.mask_a.and(active), p.mask_b.and(active));
-            self.apply_normal::<true>(&mut a, &mut b, &p, delta, masks);
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
@@ -674,9 +646,10 @@ mod tests {
                 inv_h: 600.0,
                 max_push: 3.0,
                 softness: scalar[0].softness,
+                restitution_threshold: 0.5,
             };
 
-            for pass in [0, 1, 2, 1, 2, 3] {
+            for pass in [0, 1, 2, 1, 2, 1, 2] {
                 for c in &mut scalar {
                     let mut fa = SolverBody::FIXED;
                     let mut fb = SolverBody::FIXED;
@@ -693,17 +666,15 @@ mod tests {
                     };
                     match pass {
                         0 => c.warm_start(a, b),
-                        1 => c.solve(a, b, params.inv_h, params.max_push, true),
-                        2 => c.solve(a, b, params.inv_h, params.max_push, false),
-                        _ => c.apply_restitution(a, b, 0.5),
+                        1 => c.solve(a, b, params.inv_h, params.max_push, 0.5, true),
+                        _ => c.solve(a, b, params.inv_h, params.max_push, 0.5, false),
                     }
                 }
                 let mut chunk = plan.chunks(&mut bodies, &bounds).unwrap().next().unwrap();
                 match pass {
                     0 => bundle.warm_start(&mut chunk),
                     1 => bundle.solve(&mut chunk, &params, true),
-                    2 => bundle.solve(&mut chunk, &params, false),
-                    _ => bundle.apply_restitution(&mut chunk, 0.5),
+                    _ => bundle.solve(&mut chunk, &params, false),
                 }
                 for (i, (got, want)) in bodies.iter().zip(&expected).enumerate() {
                     assert_eq!(

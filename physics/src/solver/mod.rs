@@ -28,8 +28,11 @@
 //!                solve                 (soft, with position bias)   per colour, parallel
 //!                integrate positions                                parallel over bodies
 //!                relax                 (no bias: removes the bias velocity)
-//!             restitution                                          per colour
 //!             store impulses for the next step's warm start
+//!
+//!  restitution: inside the solve and relax passes, once per point and step, when a
+//!  bouncy point first pushes while touching (sequential pairwise collisions, so chains
+//!  such as Newton's cradle carry the striker's speed; see `ContactConstraint::solve`)
 //! ```
 //!
 //! Each colour of the constraint graph is one parallel stage: its constraints share no
@@ -231,7 +234,7 @@ pub(crate) fn prepare(
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
-/// integration, relax), colour by colour, then restitution. Works on the solver's copy of
+/// integration, relax, restitution within them), colour by colour. Works on the solver's copy of
 /// the bodies only.
 pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
     let k = s.constants;
@@ -239,6 +242,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
         inv_h: k.inv_h,
         max_push: k.max_push,
         softness: k.softness,
+        restitution_threshold: k.restitution_threshold,
     };
     integrate_free(jobs, s);
     let joints = !joint_stage::is_empty(&s.joints);
@@ -260,7 +264,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             jobs,
             s,
             |b, chunk| b.solve(chunk, &params, true),
-            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, true),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
         );
         integrate_positions(jobs, s);
         if joints {
@@ -275,16 +279,9 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             jobs,
             s,
             |b, chunk| b.solve(chunk, &params, false),
-            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, false),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, false),
         );
     }
-    let threshold = k.restitution_threshold;
-    for_each_constraint(
-        jobs,
-        s,
-        |b, chunk| b.apply_restitution(chunk, threshold),
-        |c, a, b| c.apply_restitution(a, b, threshold),
-    );
 }
 
 /// Stage "integrate": writes the solved velocities and poses back to the bodies and the
