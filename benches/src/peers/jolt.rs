@@ -1,6 +1,6 @@
 //! Jolt Physics 5.0 (joltc-sys 0.3.1, the C++ library built from its vendored sources) with
-//! its default settings (10 velocity and 2 position iterations, its default convex radius
-//! of 0.05 m on boxes), one collision step per 1/60 s update, and its own
+//! its default solver settings (10 velocity and 2 position iterations, its default convex
+//! radius of 0.05 m on boxes; damping off, as SCENES.md's bodies are undamped), one collision step per 1/60 s update, and its own
 //! `JobSystemThreadPool` of `threads - 1` workers (the updating thread helps while it waits).
 //! Two object layers as in Jolt's HelloWorld: non-moving and moving.
 //!
@@ -136,13 +136,19 @@ impl JoltEngine {
             JPC_FactoryInit();
             JPC_RegisterTypes();
         });
+        // JoltC 0.3 cannot set the system's gravity, which stays Jolt's (0, -9.81, 0); every
+        // standard scene's gravity points down, so each body's gravity factor scales it.
+        if desc.gravity[0] != 0.0 || desc.gravity[2] != 0.0 {
+            return Err("JoltC can only scale Jolt's downward gravity".into());
+        }
+        let gravity_factor = desc.gravity[1] / -9.81;
         let n = desc.bodies.len() as u32 + 16;
         // SAFETY: constructors of Jolt objects; each is deleted once in `drop`, the system
         // first. The filter tables are `'static` constants.
         let mut engine = unsafe {
             let e = Self {
                 system: JPC_PhysicsSystem_new(),
-                temp: JPC_TempAllocatorImpl_new(64 * 1024 * 1024),
+                temp: JPC_TempAllocatorImpl_new(256 * 1024 * 1024),
                 jobs: JPC_JobSystemThreadPool_new3(
                     JPC_MAX_PHYSICS_JOBS as _,
                     JPC_MAX_PHYSICS_BARRIERS as _,
@@ -174,6 +180,11 @@ impl JoltEngine {
                     OL_NON_MOVING
                 },
                 AllowSleeping: spec.can_sleep,
+                GravityFactor: gravity_factor,
+                // SCENES.md's bodies are undamped (Jolt's default is 0.05 on both), so
+                // free10k's spheres keep x0 + v t as in every other engine.
+                LinearDamping: 0.0,
+                AngularDamping: 0.0,
                 Friction: FRICTION,
                 Restitution: 0.0,
                 Shape: shape(spec.shape)?,
