@@ -20,13 +20,31 @@
 //! naming the slot's next occupant. Free slots are reused last-in first-out, so the ids a
 //! sequence of operations produces depend only on that sequence (determinism).
 
-use crate::broad_phase::BroadPhaseProxy;
+use crate::dynamic_tree::ProxyId;
 use crate::error::PhysicsError;
 use crate::filter::{CollisionFilter, ObjectLayer};
 use crate::mass::MassSpec;
 use crate::material::{MaterialId, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::shape::{MassProperties, Shape, Sphere};
+
+/// Which tree a proxy lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProxyKind {
+    /// Static bodies.
+    Static,
+    /// Dynamic and kinematic bodies.
+    Moving,
+}
+
+/// A body's broad-phase handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BroadPhaseProxy {
+    /// The tree.
+    pub kind: ProxyKind,
+    /// The leaf in that tree.
+    pub id: ProxyId,
+}
 
 /// A handle to a body: slot index plus generation. Small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -14,26 +14,10 @@
 //! the one with the lower body id); static-static pairs never.
 
 use crate::aabb::Aabb;
-use crate::dynamic_tree::{DynamicTree, ProxyId};
+use crate::dynamic_tree::DynamicTree;
 use crate::math::Vec3A;
 
-/// Which tree a proxy lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ProxyKind {
-    /// Static bodies.
-    Static,
-    /// Dynamic and kinematic bodies.
-    Moving,
-}
-
-/// A body's broad-phase handle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct BroadPhaseProxy {
-    /// The tree.
-    pub kind: ProxyKind,
-    /// The leaf in that tree.
-    pub id: ProxyId,
-}
+pub use crate::body::{BroadPhaseProxy, ProxyKind};
 
 /// A candidate pair of body slots, `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -20,10 +20,35 @@ use bitflags::bitflags;
 use joule_jobs::DisjointPlan;
 use smallvec::SmallVec;
 
-use crate::body::{BodyId, MotionType};
-use crate::broad_phase::BroadPhaseProxy;
+use crate::body::{BodyId, BroadPhaseProxy, MotionType};
 use crate::math::{Isometry, Quat, Vec3A};
-use crate::narrow_phase::{ContactManifold, ContactPoint};
+
+/// Most points a manifold keeps.
+pub const MAX_MANIFOLD_POINTS: usize = 4;
+
+/// One contact point.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactPoint {
+    /// The point on shape A's surface, in A's body frame.
+    pub local_a: Vec3A,
+    /// The point on shape B's surface, in B's body frame.
+    pub local_b: Vec3A,
+    /// Signed distance along the normal (negative: penetration; positive: a speculative
+    /// point closer than the margin).
+    pub separation: f32,
+    /// Which features touch, stable across frames while the same features touch (used to
+    /// carry impulses over for warm starting).
+    pub feature: u32,
+}
+
+/// A contact manifold: a shared normal and its points.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContactManifold {
+    /// World-space unit normal from A towards B.
+    pub normal: Vec3A,
+    /// At most four points.
+    pub points: ArrayVec<ContactPoint, MAX_MANIFOLD_POINTS>,
+}
 
 bitflags! {
     /// State bits of a contact.

@@ -47,6 +47,7 @@ pub mod query;
 pub mod ray;
 #[cfg(feature = "recording")]
 pub mod recording;
+pub mod settings;
 pub mod shape;
 pub mod shape_query;
 pub mod snapshot;

@@ -32,9 +32,9 @@ use crate::listener::{StepListeners, StepPhase};
 use crate::material::MaterialMixing;
 use crate::math::Vec3A;
 use crate::pipeline::{self, CollisionSettings, Scratch};
+use crate::settings::WorldDesc;
 use crate::solver::{self, SolverScratch};
 use crate::step_trace::STAGES;
-use crate::world::WorldDesc;
 
 /// The time step of the running step.
 #[derive(Default)]

@@ -15,8 +15,8 @@ use crate::ccd::CcdState;
 use crate::contact::{ContactInfo, ContactManager};
 use crate::error::PhysicsError;
 use crate::events::Events;
-use crate::filter::{ExclusionList, LayerTable};
-use crate::island::{self, IslandScratch, SleepEvent, SleepSettings};
+use crate::filter::ExclusionList;
+use crate::island::{self, IslandScratch, SleepEvent};
 use crate::joint::Joints;
 use crate::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
 use crate::material::{MaterialId, MaterialMixing, MixRule, SurfaceMaterial};
@@ -24,43 +24,10 @@ use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
 use crate::shape::ShapeKind;
-use crate::solver::{SolverScratch, SolverSettings};
+use crate::solver::SolverScratch;
 use crate::step;
 
-/// World settings. `Default` gives Earth gravity along -Y, one object layer, a 2 cm
-/// speculative contact margin and a 10 cm broad-phase margin.
-#[derive(Clone, Debug)]
-pub struct WorldDesc {
-    /// Gravity acceleration (m/s²).
-    pub gravity: Vec3,
-    /// Which object layers collide.
-    pub layers: LayerTable,
-    /// Contacts are created for shapes closer than this (speculative contacts), in metres.
-    pub contact_margin: f32,
-    /// How much broad-phase boxes are fattened, in metres.
-    pub broad_phase_margin: f32,
-    /// Whether `Persist` contact events are reported every step for touching pairs. Off by
-    /// default (as in Rapier and Jolt): they cost time in every step whether read or not.
-    pub report_persist_events: bool,
-    /// Solver settings (substeps, contact softness, restitution threshold).
-    pub solver: SolverSettings,
-    /// Sleep settings.
-    pub sleep: SleepSettings,
-}
-
-impl Default for WorldDesc {
-    fn default() -> Self {
-        Self {
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            layers: LayerTable::default(),
-            contact_margin: 0.02,
-            broad_phase_margin: 0.1,
-            report_persist_events: false,
-            solver: SolverSettings::default(),
-            sleep: SleepSettings::default(),
-        }
-    }
-}
+pub use crate::settings::WorldDesc;
 
 /// FNV-1a over 32-bit words, finished with a SplitMix64 mix: stable across platforms and
 /// releases (unlike `std`'s `DefaultHasher`, which is allowed to change).
