@@ -1,5 +1,6 @@
 //! The scenes of ../shared/SCENES.md: the pyramids stand for 10 s (no box moves more than
-//! 2 cm) and rain4k ends with every body on or above the ground.
+//! 2 cm), rain4k ends with every body on or above the ground, and the terrain keeps its
+//! bodies on the level.
 
 use joule_examples::scenes::{self, SceneKind};
 use joule_jobs::JobSystem;
@@ -108,4 +109,38 @@ fn ragdolls_land_on_the_pile_without_coming_apart() {
     assert_eq!(below, 0);
     assert!(worst < 0.1, "a joint opened to {worst} m");
     assert!(end < 0.02, "a joint is {end} m open at the end");
+}
+
+#[test]
+fn terrain_keeps_every_body_on_the_level() {
+    // SCENES.md's terrain sanity line after its 1 + 600 steps: no body's centre lies more
+    // than 0.1 m below the heightfield h(x, z) (nothing fell through the terrain, the mesh
+    // ramp or the bowl, which all lie above it) and none left the walls (|x|, |z| < 64).
+    let kind = SceneKind::Terrain;
+    let desc = WorldDesc {
+        gravity: kind.gravity(),
+        ..WorldDesc::default()
+    };
+    let mut w = World::new(desc, JobSystem::new(1).unwrap());
+    let scene = scenes::build(kind, &mut w).unwrap();
+    let (warmup, timed) = kind.run_lengths();
+    for _ in 0..warmup + timed {
+        w.step(scenes::DT);
+    }
+    let positions: Vec<_> = scene
+        .bodies
+        .iter()
+        .map(|&id| w.position(id).unwrap())
+        .collect();
+    assert_eq!(positions.len(), 2000);
+    let below = positions
+        .iter()
+        .filter(|p| p.y < scenes::terrain_height(p.x, p.z) - 0.1)
+        .count();
+    assert_eq!(below, 0, "{below} bodies ended below the terrain surface");
+    let outside = positions
+        .iter()
+        .filter(|p| p.x.abs() > 64.0 || p.z.abs() > 64.0)
+        .count();
+    assert_eq!(outside, 0, "{outside} bodies left the walls");
 }
