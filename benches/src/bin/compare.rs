@@ -50,9 +50,16 @@ fn child(engine: &str, kind: SceneKind, threads: usize) -> Result<(), String> {
         e.step();
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let desc = scene_desc::describe(kind).ok_or("scene not described for peers yet")?;
     let elapsed = (warmup + timed) as f32 / 60.0;
-    let s = scene_desc::sanity(&desc, &e.dynamic_positions(), e.asleep(), elapsed);
+    let s = match scene_desc::describe(kind) {
+        Some(desc) => scene_desc::sanity(&desc, &e.dynamic_positions(), e.asleep(), elapsed),
+        // Scenes with joints, meshes or heightfields are not described as plain data yet,
+        // so only joule and Rapier build them and no common sanity check exists.
+        None => scene_desc::Sanity {
+            line: format!("no common sanity check yet; asleep {}", e.asleep()),
+            ok: true,
+        },
+    };
     let mean = ms.iter().sum::<f64>() / ms.len() as f64;
     ms.sort_by(f64::total_cmp);
     let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
@@ -134,7 +141,8 @@ fn main() -> Result<(), String> {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for &kind in &scenes {
-        let bodies = scene_desc::describe(kind).map_or(0, |d: SceneDesc| d.bodies.len());
+        let bodies = scene_desc::describe(kind)
+            .map_or("–".to_string(), |d: SceneDesc| d.bodies.len().to_string());
         for &t in &threads {
             let mut rows: Vec<(String, Result<Run, String>)> = Vec::new();
             for engine in &engines {
