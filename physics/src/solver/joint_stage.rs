@@ -30,12 +30,10 @@ use super::joint::{
     JOINT_DAMPING_RATIO, JOINT_HERTZ, JointConstraint, JointParams, JointStart,
     MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
 };
-use super::solver_index;
+use super::{MAX_BLOCKS, blocks_with_chunks, pair_mut, solver_index};
 
 /// Fewest joints per block within a colour.
 const BLOCK: usize = 64;
-/// Most blocks per colour (the blocks are handed out from an array on the stack).
-const MAX_BLOCKS: usize = 64;
 
 /// One colour's joints and the plan of the bodies they write.
 #[derive(Clone, Debug, Default)]
@@ -237,13 +235,7 @@ pub(crate) fn run(jobs: &JobSystem, s: &mut JointScratch, bodies: &mut [SolverBo
             .plan
             .chunks(bodies, &color.bounds)
             .expect("plan built for these bodies and bounds");
-        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
-        let mut rest = color.constraints.as_mut_slice();
-        for (w, chunk) in color.blocks.windows(2).zip(chunks) {
-            let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-            rest = tail;
-            blocks.push((block, chunk));
-        }
+        let mut blocks = blocks_with_chunks(&mut color.constraints, &color.blocks, chunks);
         jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
             for (block, chunk) in claimed {
                 for c in block.iter_mut() {
@@ -267,14 +259,7 @@ pub(crate) fn run(jobs: &JobSystem, s: &mut JointScratch, bodies: &mut [SolverBo
         let mut b = c.fixed_b;
         match (c.slot_a, c.slot_b) {
             (Some(ia), Some(ib)) => {
-                let (ia, ib) = (ia as usize, ib as usize);
-                let (ba, bb) = if ia < ib {
-                    let (lo, hi) = bodies.split_at_mut(ib);
-                    (&mut lo[ia], &mut hi[0])
-                } else {
-                    let (lo, hi) = bodies.split_at_mut(ia);
-                    (&mut hi[0], &mut lo[ib])
-                };
+                let (ba, bb) = pair_mut(bodies, ia as usize, ib as usize);
                 c.run(ba, bb, pass, &k);
             }
             (Some(ia), None) => c.run(&mut bodies[ia as usize], &mut b, pass, &k),

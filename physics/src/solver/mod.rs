@@ -174,7 +174,7 @@ const BLOCK: usize = 32;
 const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
 /// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
 /// handed to the workers from an array on the stack, so solving allocates nothing.
-const MAX_BLOCKS: usize = 64;
+pub(crate) const MAX_BLOCKS: usize = 64;
 /// Bodies per job in integration.
 const BODY_BLOCK: usize = 256;
 
@@ -547,15 +547,7 @@ fn for_each_constraint(
             .plan
             .chunks(&mut s.bodies, &work.bounds)
             .expect("plan built for these bodies and bounds");
-        // Each block with the bodies it writes, on the stack (at most MAX_BLOCKS); the
-        // workers claim blocks from this array, so no job is spawned per block.
-        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
-        let mut rest = work.bundles.as_mut_slice();
-        for (w, chunk) in work.blocks.windows(2).zip(chunks) {
-            let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-            rest = tail;
-            blocks.push((block, chunk));
-        }
+        let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
         jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
             for (block, chunk) in claimed {
                 for bundle in block.iter_mut() {
@@ -569,20 +561,48 @@ fn for_each_constraint(
         let mut fixed_b = SolverBody::FIXED;
         match (c.body_a, c.body_b) {
             (Some(ia), Some(ib)) => {
-                let (ia, ib) = (ia as usize, ib as usize);
-                let (a, b) = if ia < ib {
-                    let (lo, hi) = s.bodies.split_at_mut(ib);
-                    (&mut lo[ia], &mut hi[0])
-                } else {
-                    let (lo, hi) = s.bodies.split_at_mut(ia);
-                    (&mut hi[0], &mut lo[ib])
-                };
+                let (a, b) = pair_mut(&mut s.bodies, ia as usize, ib as usize);
                 scalar(c, a, b);
             }
             (Some(ia), None) => scalar(c, &mut s.bodies[ia as usize], &mut fixed_b),
             (None, Some(ib)) => scalar(c, &mut fixed_a, &mut s.bodies[ib as usize]),
             (None, None) => {}
         }
+    }
+}
+
+/// Splits a colour's constraints (or bundles) at its block boundaries `starts` and pairs
+/// each block with the chunk of bodies it writes, on the stack (at most [`MAX_BLOCKS`]):
+/// workers claim blocks from this array, so no job is spawned per block.
+pub(crate) fn blocks_with_chunks<'a, 'b, T>(
+    items: &'a mut [T],
+    starts: &[usize],
+    chunks: impl Iterator<Item = DisjointChunk<'b, SolverBody>>,
+) -> SmallVec<[(&'a mut [T], DisjointChunk<'b, SolverBody>); MAX_BLOCKS]> {
+    let mut blocks = SmallVec::new();
+    let mut rest = items;
+    for (w, chunk) in starts.windows(2).zip(chunks) {
+        let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+        rest = tail;
+        blocks.push((block, chunk));
+    }
+    blocks
+}
+
+/// The two distinct bodies `ia` and `ib` of `bodies`, mutably (overflow constraints are
+/// solved serially, so a plain split is enough).
+pub(crate) fn pair_mut(
+    bodies: &mut [SolverBody],
+    ia: usize,
+    ib: usize,
+) -> (&mut SolverBody, &mut SolverBody) {
+    debug_assert_ne!(ia, ib, "a constraint's two bodies are distinct");
+    if ia < ib {
+        let (lo, hi) = bodies.split_at_mut(ib);
+        (&mut lo[ia], &mut hi[0])
+    } else {
+        let (lo, hi) = bodies.split_at_mut(ia);
+        (&mut hi[0], &mut lo[ib])
     }
 }
 
