@@ -280,10 +280,43 @@ fn summary_of_a_hand_made_trace_matches_the_hand_computation() {
     assert_eq!(busy, [("main".into(), 50_000), ("worker".into(), 28_000)]);
     let slowest: Vec<&str> = s.slowest.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(slowest, ["b", "a", "c", "d"]);
+    // Both threads work during 10..38 µs; the other 22 µs of the 50 only thread 0 does.
+    assert_eq!(s.serial_ns, 22_000);
+    assert_eq!(s.wait_ns, 0);
+    // a and d alone; b overlaps thread 1's work during 10..38 of its 10..40; c all along.
+    assert_eq!(trace.serial_per_task_ns(), [10_000, 2_000, 0, 10_000]);
     let text = s.to_string();
+    assert!(
+        text.contains("serial              22.0 µs   44.0% of wall"),
+        "{text}"
+    );
     assert!(text.contains("span                50.0 µs"), "{text}");
     assert!(text.contains("parallelism         1.56"), "{text}");
     assert!(text.contains("critical path a -> b -> d"), "{text}");
+}
+
+/// The hand-made trace, with b's body on thread 0 waiting (nothing to run) from 30 to
+/// 38 µs for the child on thread 1. Worked out by hand: b's body is now 30 - 18 - 8 = 4 µs
+/// of work, so work is 70 µs, thread 0 is busy 42 µs and 8 µs are waiting; thread 0 works
+/// during 0..30 and 38..50, thread 1 during 10..38, so both work during 10..30 only and
+/// the serial time is 50 - 20 = 30 µs.
+#[test]
+fn waiting_is_neither_work_nor_parallel_time() {
+    let mut trace = hand_made();
+    trace.spans.push(span(1, 0, SpanKind::Wait, 30, 38));
+    let trace = Trace::new(trace.graph, trace.threads, trace.tasks, trace.spans);
+    assert_eq!(trace.work_per_task_ns(), [10_000, 40_000, 10_000, 10_000]);
+    let s = trace.summary();
+    assert_eq!(s.work_ns, 70_000);
+    assert_eq!(s.wait_ns, 8_000);
+    assert_eq!(s.serial_ns, 30_000);
+    assert_eq!(trace.serial_per_task_ns(), [10_000, 10_000, 0, 10_000]);
+    let busy: Vec<u64> = s.busy.iter().map(|b| b.busy_ns).collect();
+    assert_eq!(busy, [42_000, 28_000]);
+    // The wait survives a round trip through Chrome JSON and is drawn as waiting.
+    let back = Trace::from_chrome_json(&trace.to_chrome_json()).expect("parses");
+    assert_eq!(back.summary().serial_ns, 30_000);
+    assert!(trace.to_svg().contains("b waiting"), "{}", trace.to_svg());
 }
 
 #[test]

@@ -132,4 +132,4 @@ pub use system::{
     ThreadToken, WeakJobSystem,
 };
 #[cfg(not(loom))]
-pub use trace::TraceEvent;
+pub use trace::{TraceEvent, WAIT_LABEL};

@@ -35,7 +35,7 @@ use crate::job::Job;
 use crate::latch::{PanicPayload, WaitTarget};
 use crate::sleep::{IdleSet, Parker};
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
-use crate::trace::TraceEvent;
+use crate::trace::{TraceEvent, WAIT_LABEL};
 
 /// Per-thread state visible to other threads: how to wake it, its inbox, its trace.
 pub(crate) struct ThreadSlot {
@@ -961,7 +961,23 @@ impl Ctx<'_> {
         // wake-up and passes it on when it leaves (found by the loom model
         // `wait_until_forwarding_the_wakeup_runs_the_job`).
         let mut owed = false;
-        let leave = |owed: bool, set: bool| {
+        // With tracing on, the time spent here with nothing to run is recorded as a
+        // `WAIT_LABEL` span (from the first empty look to the next job or the return), so
+        // a trace can tell waiting from working. Relaxed: see `Registry::execute`.
+        let tracing = registry.tracing.load(Ordering::Relaxed);
+        let mut idle_since: Option<u64> = None;
+        let end_wait = |idle_since: &mut Option<u64>| {
+            if let Some(start) = idle_since.take() {
+                lock(&self.slot().trace).push(TraceEvent {
+                    thread: self.slot().index,
+                    label: WAIT_LABEL,
+                    start_ns: start,
+                    end_ns: registry.now_ns(),
+                });
+            }
+        };
+        let leave = |owed: bool, set: bool, idle_since: &mut Option<u64>| {
+            end_wait(idle_since);
             if owed {
                 registry.idle.notify_one();
             }
@@ -969,21 +985,25 @@ impl Ctx<'_> {
         };
         loop {
             if target.is_set() {
-                return leave(owed, true);
+                return leave(owed, true, &mut idle_since);
             }
             if expired() {
-                return leave(owed, false);
+                return leave(owed, false, &mut idle_since);
             }
             if let Some(job) = self.find_work() {
                 owed = false;
+                end_wait(&mut idle_since);
                 self.execute(job);
                 continue;
+            }
+            if tracing && idle_since.is_none() {
+                idle_since = Some(registry.now_ns());
             }
             let mut spin = Spin::new();
             let mut found = false;
             while spin.next() {
                 if target.is_set() {
-                    return leave(owed, true);
+                    return leave(owed, true, &mut idle_since);
                 }
                 if self.has_work() {
                     found = true;
@@ -994,7 +1014,7 @@ impl Ctx<'_> {
                 continue;
             }
             if !target.prepare_sleep(parker) {
-                return leave(owed, true);
+                return leave(owed, true, &mut idle_since);
             }
             registry.idle.announce(parker);
             if !target.is_set() && !self.has_work() {

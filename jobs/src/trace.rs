@@ -3,6 +3,11 @@
 //! When tracing is off the cost is one relaxed load per job (in `Registry::execute`).
 //! joule-graph reads these events, adds its own task events, and exports them.
 
+/// The label of a span in which a thread waited, with nothing to run, inside
+/// [`JobSystem::wait`](crate::JobSystem::wait), a scope or a parallel loop for work it
+/// depends on. Such spans are not work: joule-graph's traces show them as waiting.
+pub const WAIT_LABEL: &str = "(wait)";
+
 /// One traced job or span: which thread ran it, its label, and when (nanoseconds since
 /// the job system was built).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use joule_jobs::deque::{self, Steal};
 use joule_jobs::injector::Injector;
-use joule_jobs::{BuildError, Counter, DEQUE_CAPACITY, Job, JobSystem, MAX_THREADS};
+use joule_jobs::{BuildError, Counter, DEQUE_CAPACITY, Job, JobSystem, MAX_THREADS, WAIT_LABEL};
 
 const THREAD_COUNTS: [usize; 4] = [0, 1, 3, 8];
 
@@ -664,7 +664,10 @@ fn tracing_records_one_event_per_job_when_on_and_none_when_off() {
     // Fire-and-forget jobs may still be finishing: wait until all 105 are recorded.
     let mut events = Vec::new();
     let t = std::time::Instant::now();
-    while events.len() < 105 && t.elapsed() < Duration::from_secs(10) {
+    let jobs_seen = |events: &Vec<joule_jobs::TraceEvent>| {
+        events.iter().filter(|e| e.label != WAIT_LABEL).count()
+    };
+    while jobs_seen(&events) < 105 && t.elapsed() < Duration::from_secs(10) {
         events.extend(jobs.take_trace());
         jobs.run_pending();
     }
@@ -676,6 +679,49 @@ fn tracing_records_one_event_per_job_when_on_and_none_when_off() {
         assert!(e.start_ns <= e.end_ns);
         assert!(e.thread < names.len());
     }
+}
+
+#[test]
+fn a_waiter_with_nothing_to_run_records_a_wait_span_and_none_when_tracing_is_off() {
+    let jobs = system(1);
+    let worker = jobs.worker_token(0).expect("one worker");
+    for tracing in [false, true] {
+        jobs.set_tracing(tracing);
+        let _ = jobs.take_trace();
+        // The job sits in worker 0's inbox, which no other thread may take from, and
+        // holds the counter until the waiter has started waiting: the waiter can only
+        // wait.
+        let c = Counter::new();
+        c.add(1);
+        let (go, started) = std::sync::mpsc::channel::<()>();
+        let done = c.clone();
+        jobs.spawn_on(worker, move || {
+            started.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            done.done();
+        })
+        .unwrap();
+        let me = jobs.current_thread_index();
+        let before = jobs.now_ns();
+        go.send(()).unwrap();
+        jobs.wait(&c);
+        let after = jobs.now_ns();
+        let events = jobs.take_trace();
+        let waits: Vec<_> = events.iter().filter(|e| e.label == WAIT_LABEL).collect();
+        if !tracing {
+            assert!(events.is_empty(), "tracing off records nothing: {events:?}");
+            continue;
+        }
+        assert!(
+            !waits.is_empty(),
+            "the waiter's wait is recorded: {events:?}"
+        );
+        for w in &waits {
+            assert_eq!(w.thread, me, "only the waiting thread waited");
+            assert!(before <= w.start_ns && w.start_ns <= w.end_ns && w.end_ns <= after);
+        }
+    }
+    jobs.set_tracing(false);
 }
 
 #[test]

@@ -5,11 +5,12 @@
 //! per-thread events into a [`joule_graph::Trace`]: one task per stage, chained in pipeline
 //! order, and the jobs as spans of the stage whose time window contains them, so the
 //! Perfetto view, the SVG timeline and the text summary show where the step's time went
-//! on every thread.
+//! on every thread. Time a thread spent waiting for a stage's jobs with nothing to run
+//! becomes a wait span, so the summary's serial time counts only real work.
 
 use joule_graph::trace::{GraphInfo, Span, SpanKind, TaskInfo, TaskRun};
 use joule_graph::{TaskKind, Trace};
-use joule_jobs::{JobSystem, TraceEvent};
+use joule_jobs::{JobSystem, TraceEvent, WAIT_LABEL};
 
 /// The stages of a step, in order (their names in traces).
 pub const STAGES: [&str; 12] = [
@@ -84,7 +85,12 @@ pub(crate) fn build(jobs: &JobSystem, t0: u64, events: Vec<TraceEvent>) -> Trace
             spans.push(Span {
                 task,
                 thread: e.thread,
-                kind: SpanKind::Child,
+                // A thread that waited for the stage's jobs with nothing to run.
+                kind: if e.label == WAIT_LABEL {
+                    SpanKind::Wait
+                } else {
+                    SpanKind::Child
+                },
                 start_ns: rel(e.start_ns),
                 end_ns: rel(e.end_ns),
             });

@@ -48,3 +48,32 @@ fn a_traced_step_shows_every_stage_and_the_jobs_they_ran() {
     // Tracing is off again afterwards.
     assert!(!w.jobs().tracing());
 }
+
+/// On one thread every moment of the step has at most one thread working, so the summary's
+/// serial time is the whole wall time; waits (none possible with nobody to wait for)
+/// never count as work.
+#[test]
+fn on_one_thread_the_whole_step_is_serial_and_waits_are_not_work() {
+    for threads in [0, 2] {
+        let mut w = world(threads);
+        ground(&mut w, 0.5);
+        for i in 0..40 {
+            cube(
+                &mut w,
+                0.5,
+                Vec3::new((i % 8) as f32 * 1.1, 0.5 + (i / 8) as f32, 0.0),
+            );
+        }
+        w.step(DT);
+        let trace = w.step_traced(DT);
+        let s = trace.summary();
+        assert!(s.serial_ns <= s.wall_ns, "{s}");
+        let waits = trace.spans.iter().filter(|s| s.is_wait()).count();
+        if threads == 0 {
+            assert_eq!(s.serial_ns, s.wall_ns, "{s}");
+            assert_eq!(waits, 0, "a lone thread has nobody to wait for");
+        }
+        let busy: u64 = s.busy.iter().map(|b| b.busy_ns).sum();
+        assert_eq!(busy, s.work_ns, "busy time and work both leave waits out");
+    }
+}

@@ -97,6 +97,7 @@ pub(crate) fn to_json(trace: &Trace) -> String {
             SpanKind::Body => "body",
             SpanKind::Chunk { .. } => "chunk",
             SpanKind::Child => "child",
+            SpanKind::Wait => "wait",
         };
         out.push_str("{\"name\":");
         push_json_str(&mut out, name);
@@ -274,6 +275,7 @@ pub(crate) fn from_json(json: &str) -> Result<Trace, TraceParseError> {
                 end: index(args, "end", "a chunk event")?,
             },
             Some("child") => SpanKind::Child,
+            Some("wait") => SpanKind::Wait,
             _ => SpanKind::Body,
         };
         spans.push(Span {

@@ -111,6 +111,27 @@ impl GraphInfo {
     }
 }
 
+/// Time within `t0..t1` during which at most one thread works, from sorted working edges.
+fn serial_within(edges: &[(u64, i32)], t0: u64, t1: u64) -> u64 {
+    let (mut working, mut at, mut serial) = (0i32, t0, 0u64);
+    for &(t, d) in edges {
+        if t > t1 {
+            break;
+        }
+        if t > at {
+            if working <= 1 {
+                serial += t - at;
+            }
+            at = t;
+        }
+        working += d;
+    }
+    if working <= 1 && t1 > at {
+        serial += t1 - at;
+    }
+    serial
+}
+
 /// When and where a task ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskRun {
@@ -144,6 +165,11 @@ pub enum SpanKind {
     },
     /// One child of a dynamic task.
     Child,
+    /// Time a thread spent waiting, with nothing to run, for work it depends on (a
+    /// parallel-for's last chunks, a scope's jobs). Nested in the span that waited; it is
+    /// not work: [`Trace::exclusive_ns`] takes it out of its parent, and work, busy time
+    /// and the summary's serial time leave it out.
+    Wait,
 }
 
 /// A span of work on one thread.
@@ -162,6 +188,12 @@ pub struct Span {
 }
 
 impl Span {
+    /// Whether it is a [`SpanKind::Wait`].
+    #[must_use]
+    pub fn is_wait(&self) -> bool {
+        self.kind == SpanKind::Wait
+    }
+
     /// Duration in ns.
     #[must_use]
     pub fn duration_ns(&self) -> u64 {
@@ -261,6 +293,9 @@ impl Trace {
     pub fn work_per_task_ns(&self) -> Vec<u64> {
         let mut work = vec![0u64; self.graph.tasks.len()];
         for (s, e) in self.spans.iter().zip(self.exclusive_ns()) {
+            if s.is_wait() {
+                continue;
+            }
             if let Some(w) = work.get_mut(s.task) {
                 *w += e;
             }
@@ -305,6 +340,88 @@ impl Trace {
         }
         path.reverse();
         (path, dist[last])
+    }
+
+    /// Time, within the run's wall window, during which at most one thread was working
+    /// (inside a span and not waiting), in ns: the part of the run no extra thread sped
+    /// up. A thread's working time is the union of its spans less its wait spans.
+    #[must_use]
+    pub fn serial_ns(&self) -> u64 {
+        let runs = self.tasks.iter().flatten();
+        let Some(t0) = runs.clone().map(|r| r.start_ns).min() else {
+            return 0;
+        };
+        let t1 = runs.map(|r| r.end_ns).max().unwrap_or(t0);
+        serial_within(&self.working_edges(), t0, t1)
+    }
+
+    /// Per task, the time within its run (start to completion) during which at most one
+    /// thread was working, in ns (0 for a task that did not run). Tasks that overlap in
+    /// time share the moments they overlap.
+    #[must_use]
+    pub fn serial_per_task_ns(&self) -> Vec<u64> {
+        let edges = self.working_edges();
+        self.tasks
+            .iter()
+            .map(|r| r.map_or(0, |r| serial_within(&edges, r.start_ns, r.end_ns)))
+            .collect()
+    }
+
+    /// The (time, +1 / -1) edges of every thread's working intervals, sorted (ends before
+    /// starts at the same instant, so touching intervals do not overlap).
+    fn working_edges(&self) -> Vec<(u64, i32)> {
+        let mut edges: Vec<(u64, i32)> = Vec::new();
+        for lane in 0..self.lanes() {
+            for (a, b) in self.working_intervals(lane) {
+                edges.push((a, 1));
+                edges.push((b, -1));
+            }
+        }
+        edges.sort_unstable();
+        edges
+    }
+
+    /// One thread's working time as sorted, disjoint intervals: the union of its non-wait
+    /// spans less the union of its wait spans.
+    fn working_intervals(&self, lane: usize) -> Vec<(u64, u64)> {
+        let union = |wait: bool| {
+            let mut v: Vec<(u64, u64)> = self
+                .spans
+                .iter()
+                .filter(|s| s.thread == lane && s.is_wait() == wait && s.end_ns > s.start_ns)
+                .map(|s| (s.start_ns, s.end_ns))
+                .collect();
+            v.sort_unstable();
+            let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+            for (a, b) in v {
+                match out.last_mut() {
+                    Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                    _ => out.push((a, b)),
+                }
+            }
+            out
+        };
+        let busy = union(false);
+        let waits = union(true);
+        let mut out = Vec::with_capacity(busy.len());
+        let mut w = 0;
+        for (mut a, b) in busy {
+            while w < waits.len() && waits[w].1 <= a {
+                w += 1;
+            }
+            let mut k = w;
+            while k < waits.len() && waits[k].0 < b {
+                if waits[k].0 > a {
+                    out.push((a, waits[k].0));
+                }
+                a = a.max(waits[k].1);
+                k += 1;
+            }
+            if a < b {
+                out.push((a, b));
+            }
+        }
+        out
     }
 
     /// Whether each task is on the critical path.

@@ -7,9 +7,13 @@
 //!   tasks);
 //! - **parallelism**: work / span, the speed-up the graph allows at best (Blumofe and
 //!   Leiserson's work-span model, as Taskflow's profiler reports it);
-//! - **busy time per thread**: exclusive span time on each thread, and its share of the
-//!   wall time;
-//! - **slowest tasks**: the ten largest elapsed times.
+//! - **serial time**: wall time during which at most one thread was working (waits, the
+//!   [`SpanKind::Wait`](super::SpanKind::Wait) spans, are not work), and its share of the
+//!   wall time: the part of the run more threads did not shorten;
+//! - **busy time per thread**: exclusive span time on each thread less its waits, and its
+//!   share of the wall time;
+//! - **slowest tasks**: the ten largest elapsed times, with each one's work and serial
+//!   time (the part of its run during which at most one thread worked).
 
 use std::fmt;
 
@@ -27,6 +31,8 @@ pub struct TaskTime {
     pub elapsed_ns: u64,
     /// Exclusive time of its spans (all threads), in ns.
     pub work_ns: u64,
+    /// Time within its run during which at most one thread was working, in ns.
+    pub serial_ns: u64,
 }
 
 /// One thread's busy time.
@@ -53,6 +59,11 @@ pub struct Summary {
     pub critical_path: Vec<String>,
     /// `work_ns / span_ns` (0 when the span is 0).
     pub parallelism: f64,
+    /// Wall time during which at most one thread was working, in ns
+    /// ([`Trace::serial_ns`]).
+    pub serial_ns: u64,
+    /// Time threads spent waiting for work they depended on, all threads, in ns.
+    pub wait_ns: u64,
     /// Busy time per thread, by thread index.
     pub busy: Vec<ThreadBusy>,
     /// The (up to) ten slowest tasks by elapsed time, slowest first.
@@ -61,7 +72,15 @@ pub struct Summary {
 
 pub(crate) fn summarize(trace: &Trace) -> Summary {
     let excl = trace.exclusive_ns();
-    let work_ns = excl.iter().sum();
+    let mut work_ns = 0;
+    let mut wait_ns = 0;
+    for (s, e) in trace.spans.iter().zip(&excl) {
+        if s.is_wait() {
+            wait_ns += e;
+        } else {
+            work_ns += e;
+        }
+    }
     let mut busy: Vec<ThreadBusy> = (0..trace.lanes())
         .map(|i| ThreadBusy {
             name: trace.thread_name(i),
@@ -69,7 +88,9 @@ pub(crate) fn summarize(trace: &Trace) -> Summary {
         })
         .collect();
     for (s, e) in trace.spans.iter().zip(&excl) {
-        busy[s.thread].busy_ns += e;
+        if !s.is_wait() {
+            busy[s.thread].busy_ns += e;
+        }
     }
     let (path, span_ns) = trace.critical_path();
     let critical_path = path
@@ -78,6 +99,7 @@ pub(crate) fn summarize(trace: &Trace) -> Summary {
         .map(|&t| trace.graph.tasks[t].name.clone())
         .collect();
     let work = trace.work_per_task_ns();
+    let serial = trace.serial_per_task_ns();
     let mut slowest: Vec<TaskTime> = trace
         .tasks
         .iter()
@@ -90,6 +112,7 @@ pub(crate) fn summarize(trace: &Trace) -> Summary {
                 name: info.name.clone(),
                 elapsed_ns: r.elapsed_ns(),
                 work_ns: work[i],
+                serial_ns: serial[i],
             })
         })
         .collect();
@@ -106,6 +129,8 @@ pub(crate) fn summarize(trace: &Trace) -> Summary {
         } else {
             work_ns as f64 / span_ns as f64
         },
+        serial_ns: trace.serial_ns(),
+        wait_ns,
         busy,
         slowest,
     }
@@ -127,6 +152,22 @@ impl fmt::Display for Summary {
         writeln!(f, "total work    {:>10.1} µs", us(self.work_ns))?;
         writeln!(f, "span          {:>10.1} µs", us(self.span_ns))?;
         writeln!(f, "parallelism   {:>10.2}  (work / span)", self.parallelism)?;
+        let serial_share = if self.wall_ns == 0 {
+            0.0
+        } else {
+            100.0 * self.serial_ns as f64 / self.wall_ns as f64
+        };
+        writeln!(
+            f,
+            "serial        {:>10.1} µs  {:>5.1}% of wall (at most one thread working)",
+            us(self.serial_ns),
+            serial_share
+        )?;
+        writeln!(
+            f,
+            "waiting       {:>10.1} µs  (all threads)",
+            us(self.wait_ns)
+        )?;
         writeln!(f, "critical path {}", self.critical_path.join(" -> "))?;
         writeln!(f, "busy time per thread:")?;
         let width = self.busy.iter().map(|b| b.name.len()).max().unwrap_or(0);
@@ -144,15 +185,16 @@ impl fmt::Display for Summary {
                 share
             )?;
         }
-        writeln!(f, "slowest tasks (elapsed, work):")?;
+        writeln!(f, "slowest tasks (elapsed, work, serial):")?;
         let width = self.slowest.iter().map(|t| t.name.len()).max().unwrap_or(0);
         for t in &self.slowest {
             writeln!(
                 f,
-                "  {:<width$}  {:>10.1} µs  {:>10.1} µs",
+                "  {:<width$}  {:>10.1} µs  {:>10.1} µs  {:>10.1} µs",
                 t.name,
                 us(t.elapsed_ns),
-                us(t.work_ns)
+                us(t.work_ns),
+                us(t.serial_ns)
             )?;
         }
         Ok(())

@@ -175,6 +175,8 @@ pub(crate) fn to_svg(trace: &Trace) -> String {
             .map_or("?", |t| t.name.as_str());
         let on_path = critical.get(s.task).copied().unwrap_or(false);
         let fill = match (s.kind, on_path) {
+            // Waiting is drawn pale, whatever the task: it is not work.
+            (SpanKind::Wait, _) => "#e4e4e4",
             (SpanKind::Body, false) => "#4a90d9",
             (SpanKind::Chunk { .. }, false) => "#7fb3e6",
             (SpanKind::Child, false) => "#6cc08b",
@@ -190,6 +192,7 @@ pub(crate) fn to_svg(trace: &Trace) -> String {
             SpanKind::Body => String::new(),
             SpanKind::Chunk { start, end } => format!(" chunk {start}..{end}"),
             SpanKind::Child => " child".to_owned(),
+            SpanKind::Wait => " waiting".to_owned(),
         };
         let _ = writeln!(
             out,
