@@ -19,7 +19,11 @@
 //! - **Panics** are caught where a job runs and re-raised in whoever waits for it; the
 //!   worker survives. Panics of fire-and-forget jobs are kept for
 //!   [`JobSystem::take_panics`].
-//! - **Tracing**: [`JobSystem::set_tracing`] records (label, start, end) per job per thread.
+//! - **Tracing**: [`JobSystem::set_tracing`] records (label, start, end) per job per thread,
+//!   and the time a thread waited with nothing to run ([`WAIT_LABEL`]).
+//! - **Teams** ([`JobSystem::team`]): a leader and helper workers run a burst of short
+//!   parallel stages (a solver's colours and substeps) at one atomic store per stage, with
+//!   no job and no wake-up per stage (the protocol is loom-modelled).
 //!
 //! `workers(n)` (also spelled `threads(n)`) starts `n` workers beside the calling thread;
 //! the thread that waits also runs jobs, so `n + 1` threads work
@@ -114,6 +118,10 @@ mod shutdown;
 #[cfg(not(loom))]
 mod system;
 #[cfg(not(loom))]
+pub mod team;
+#[doc(hidden)]
+pub mod team_core;
+#[cfg(not(loom))]
 mod trace;
 
 pub use job::{INLINE_CAPACITY, Job};
@@ -131,5 +139,7 @@ pub use system::{
     BuildError, Builder, JobSystem, MAX_THREADS, ShutdownError, SpawnOnError, SpawnOnReason,
     ThreadToken, WeakJobSystem,
 };
+#[cfg(not(loom))]
+pub use team::{Team, TeamScope};
 #[cfg(not(loom))]
 pub use trace::{TraceEvent, WAIT_LABEL};

@@ -73,7 +73,7 @@ where
 }
 
 /// A slice cut into chunks that participants claim by index through a `ChunkClaimer`.
-struct ClaimedChunks<'a, T> {
+pub(crate) struct ClaimedChunks<'a, T> {
     ptr: *mut T,
     len: usize,
     chunk: usize,
@@ -85,7 +85,7 @@ struct ClaimedChunks<'a, T> {
 unsafe impl<T: Send> Sync for ClaimedChunks<'_, T> {}
 
 impl<'a, T> ClaimedChunks<'a, T> {
-    fn new(data: &'a mut [T], chunk: usize) -> Self {
+    pub(crate) fn new(data: &'a mut [T], chunk: usize) -> Self {
         Self {
             ptr: data.as_mut_ptr(),
             len: data.len(),
@@ -100,7 +100,7 @@ impl<'a, T> ClaimedChunks<'a, T> {
     /// Each index may be passed once in the lifetime of `self` (a `ChunkClaimer` claims
     /// each index once), so no two returned slices overlap.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn chunk_mut(&self, i: usize) -> &'a mut [T] {
+    pub(crate) unsafe fn chunk_mut(&self, i: usize) -> &'a mut [T] {
         let start = i * self.chunk;
         assert!(start < self.len, "chunk index out of range");
         let n = self.chunk.min(self.len - start);

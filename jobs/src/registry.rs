@@ -767,6 +767,31 @@ thread_local! {
     /// This (non-worker) thread's entry in each registry it joined.
     static EXTERNAL: std::cell::RefCell<Vec<Rc<ExternalEntry>>> =
         const { std::cell::RefCell::new(Vec::new()) };
+    /// How deep this thread is in waits and team helpers: a job found there runs nested
+    /// inside something that waits for it to return (see `team.rs`, whose helpers only
+    /// serve from a worker's top level).
+    static NESTED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts this thread as nested (in a wait or a team helper) while it lives.
+pub(crate) struct Nested(());
+
+impl Nested {
+    pub(crate) fn enter() -> Self {
+        NESTED.with(|n| n.set(n.get() + 1));
+        Self(())
+    }
+
+    /// Whether this thread is inside a wait or a team helper.
+    pub(crate) fn is_nested() -> bool {
+        NESTED.with(Cell::get) > 0
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTED.with(|n| n.set(n.get() - 1));
+    }
 }
 
 /// Number of external registrations this thread holds (see `registrations_on_this_thread`).
@@ -953,6 +978,7 @@ impl Ctx<'_> {
         deadline: Option<Instant>,
     ) -> bool {
         let registry = self.registry();
+        let _nested = Nested::enter();
         let expired = || deadline.is_some_and(|d| Instant::now() >= d);
         let parker = self.parker();
         // A waiter sleeps in the idle set like a worker, so a pusher's `notify_one` may pick

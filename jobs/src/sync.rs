@@ -6,12 +6,14 @@
 //! there too (see [`DEQUE_CAPACITY`]).
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence,
+};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -91,7 +93,6 @@ impl<T> std::ops::Deref for CachePadded<T> {
 
 /// Tells the scheduler (or loom) that this thread is spinning.
 #[inline]
-#[cfg_attr(loom, allow(dead_code))] // only the lock-free injector spins; loom uses a mutex
 pub(crate) fn spin_hint() {
     #[cfg(not(loom))]
     std::hint::spin_loop();

@@ -114,3 +114,30 @@ fn scoped_spawns_allocate_nothing_and_a_large_closure_is_boxed() {
     });
     assert!(n >= 1, "a large closure is boxed ({n} allocations seen)");
 }
+
+#[test]
+fn a_team_run_allocates_nothing_once_the_team_exists() {
+    let jobs = JobSystem::new(2).unwrap();
+    let mut team = joule_jobs::Team::new();
+    let sum = AtomicUsize::new(0);
+    let mut data = vec![0u32; 4096];
+    // Warm up: registration and the queues' first blocks.
+    for _ in 0..10 {
+        jobs.team(&mut team, 2, |t| t.run(8, |_| {}));
+    }
+    let n = allocations_during(|| {
+        for _ in 0..200 {
+            jobs.team(&mut team, 2, |t| {
+                for _ in 0..10 {
+                    t.run(64, |i| {
+                        sum.fetch_add(i, Ordering::Relaxed);
+                    });
+                    t.for_each_chunk_mut(&mut data, 256, |_, c| c.iter_mut().for_each(|x| *x += 1));
+                }
+            });
+        }
+    });
+    assert_eq!(sum.load(Ordering::Relaxed), 200 * 10 * 2016);
+    assert!(data.iter().all(|&x| x == 2000));
+    assert_eq!(n, 0, "heap allocations while running teams");
+}

@@ -35,7 +35,14 @@ fn a_traced_step_shows_every_stage_and_the_jobs_they_ran() {
     let narrow = STAGES.iter().position(|s| *s == "narrow phase").unwrap();
     let solve = STAGES.iter().position(|s| *s == "solve").unwrap();
     assert!(trace.spans.iter().filter(|s| s.task == narrow).count() >= 2);
-    assert!(trace.spans.iter().filter(|s| s.task == solve).count() > 4);
+    // The solve runs its stages on a team: the leader's body span, plus a span per
+    // helper that joined (how many join depends on the machine's load).
+    let solve_run = trace.tasks[solve].unwrap();
+    let solve_spans: Vec<_> = trace.spans.iter().filter(|s| s.task == solve).collect();
+    assert!(!solve_spans.is_empty());
+    for s in solve_spans {
+        assert!(solve_run.start_ns <= s.start_ns && s.start_ns <= solve_run.end_ns);
+    }
     let json = trace.to_chrome_json();
     for s in STAGES {
         assert!(json.contains(s), "{s} in the Chrome trace");

@@ -53,7 +53,7 @@ pub mod joint;
 pub(crate) mod joint_stage;
 mod wide;
 
-use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem};
+use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
 use crate::body::{AWAKE_SET, Bodies, MotionType};
@@ -167,6 +167,19 @@ pub(crate) struct SolverScratch {
     constants: StepConstants,
     /// The joints of the step, coloured with the contacts (`joint_stage.rs`).
     joints: joint_stage::JointScratch,
+    /// The workers that run the substeps' stages (see `solve`).
+    team: SolverTeam,
+}
+
+/// The solver's [`Team`], kept between steps (creating one allocates; running it does
+/// not). A clone of the scratch gets a team of its own.
+#[derive(Debug, Default)]
+struct SolverTeam(Option<Team>);
+
+impl Clone for SolverTeam {
+    fn clone(&self) -> Self {
+        Self(None)
+    }
 }
 
 /// Fewest constraints per block within a colour (a whole number of bundles).
@@ -236,7 +249,21 @@ pub(crate) fn prepare(
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
 /// integration, relax, restitution within them), colour by colour. Works on the solver's copy of
 /// the bodies only.
+///
+/// The substeps are hundreds of short parallel stages (each colour of each pass of each
+/// substep), so they run on a [`Team`]: the workers join once and each stage costs one
+/// atomic store and one counter to wait on, instead of a job per block and a wake-up per
+/// stage (Box2D v3's solver stages). Which constraints and bodies a stage item covers
+/// depends only on the constraint order, never on who runs it, so results stay
+/// identical at any thread count.
 pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
+    let mut team = s.team.0.take().unwrap_or_default();
+    jobs.team(&mut team, jobs.num_workers(), |t| solve_on(t, s));
+    s.team.0 = Some(team);
+}
+
+fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    let jobs = t.jobs();
     let k = s.constants;
     let params = SolveParams {
         inv_h: k.inv_h,
@@ -244,15 +271,15 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
         softness: k.softness,
         restitution_threshold: k.restitution_threshold,
     };
-    integrate_free(jobs, s);
+    integrate_free(t, s);
     let joints = !joint_stage::is_empty(&s.joints);
     for _ in 0..k.substeps {
-        integrate_velocities(jobs, s);
+        integrate_velocities(t, s);
         if joints {
             joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
         }
         for_each_constraint(
-            jobs,
+            t,
             s,
             |b, chunk| b.warm_start(chunk),
             |c, a, b| c.warm_start(a, b),
@@ -261,12 +288,12 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
         }
         for_each_constraint(
-            jobs,
+            t,
             s,
             |b, chunk| b.solve(chunk, &params, true),
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
         );
-        integrate_positions(jobs, s);
+        integrate_positions(t, s);
         if joints {
             joint_stage::run(
                 jobs,
@@ -276,7 +303,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
             );
         }
         for_each_constraint(
-            jobs,
+            t,
             s,
             |b, chunk| b.solve(chunk, &params, false),
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, false),
@@ -533,7 +560,7 @@ fn build_constraints(
 /// Runs `bundled` on every bundle, colour by colour, blocks of a colour in parallel, then
 /// `scalar` on the overflow constraints serially.
 fn for_each_constraint(
-    jobs: &JobSystem,
+    t: &TeamScope<'_>,
     s: &mut SolverScratch,
     bundled: impl Fn(&mut ContactBundle, &mut DisjointChunk<'_, SolverBody>) + Sync,
     scalar: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody),
@@ -548,11 +575,9 @@ fn for_each_constraint(
             .chunks(&mut s.bodies, &work.bounds)
             .expect("plan built for these bodies and bounds");
         let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
-        jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
-            for (block, chunk) in claimed {
-                for bundle in block.iter_mut() {
-                    bundled(bundle, chunk);
-                }
+        t.for_each_mut(&mut blocks, |(block, chunk)| {
+            for bundle in block.iter_mut() {
+                bundled(bundle, chunk);
             }
         });
     }
@@ -606,24 +631,22 @@ pub(crate) fn pair_mut(
     }
 }
 
-fn integrate_velocities(jobs: &JobSystem, s: &mut SolverScratch) {
-    jobs.scope(|scope| {
-        for ((bodies, params), _) in s
-            .bodies
-            .chunks_mut(BODY_BLOCK)
-            .zip(s.params.chunks_mut(BODY_BLOCK))
-            .zip(&s.block_work)
-            .filter(|(_, work)| work.substeps)
-        {
-            scope.spawn_labeled("integrate velocities", move |_| {
+fn integrate_velocities(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    let work = &s.block_work;
+    t.for_each_chunk_mut2(
+        &mut s.bodies,
+        &mut s.params,
+        BODY_BLOCK,
+        |k, bodies, params| {
+            if work[k].substeps {
                 for (b, p) in bodies.iter_mut().zip(params) {
                     if p.dynamic && !p.free {
                         velocity_substep(b, p);
                     }
                 }
-            });
-        }
-    });
+            }
+        },
+    );
 }
 
 /// One substep of velocity integration: gravity and forces (Kahan-summed), damping,
@@ -686,47 +709,43 @@ fn position_substep(b: &mut SolverBody, h: f32) {
     b.dq = dq.normalize();
 }
 
-fn integrate_positions(jobs: &JobSystem, s: &mut SolverScratch) {
-    jobs.scope(|scope| {
-        for ((bodies, params), _) in s
-            .bodies
-            .chunks_mut(BODY_BLOCK)
-            .zip(s.params.chunks(BODY_BLOCK))
-            .zip(&s.block_work)
-            .filter(|(_, work)| work.substeps)
-        {
-            scope.spawn_labeled("integrate positions", move |_| {
-                for (b, p) in bodies.iter_mut().zip(params) {
+fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    let work = &s.block_work;
+    t.for_each_chunk_mut2(
+        &mut s.bodies,
+        &mut s.params,
+        BODY_BLOCK,
+        |k, bodies, params| {
+            if work[k].substeps {
+                for (b, p) in bodies.iter_mut().zip(params.iter()) {
                     if !p.free {
                         position_substep(b, p.h);
                     }
                 }
-            });
-        }
-    });
+            }
+        },
+    );
 }
 
 /// Integrates every free body (dynamic, in no constraint) over all the step's substeps
 /// at once, before the substep loop: nothing else acts on it during the step, so its
 /// substeps need not wait for the constraints' passes.
-fn integrate_free(jobs: &JobSystem, s: &mut SolverScratch) {
-    jobs.scope(|scope| {
-        for ((bodies, params), _) in s
-            .bodies
-            .chunks_mut(BODY_BLOCK)
-            .zip(s.params.chunks_mut(BODY_BLOCK))
-            .zip(&s.block_work)
-            .filter(|(_, work)| work.free)
-        {
-            scope.spawn_labeled("integrate free bodies", move |_| {
+fn integrate_free(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    let work = &s.block_work;
+    t.for_each_chunk_mut2(
+        &mut s.bodies,
+        &mut s.params,
+        BODY_BLOCK,
+        |k, bodies, params| {
+            if work[k].free {
                 for (b, p) in bodies.iter_mut().zip(params) {
                     if p.free {
                         free_flight(b, p);
                     }
                 }
-            });
-        }
-    });
+            }
+        },
+    );
 }
 
 /// All substeps of a body no constraint touches. In the common case (no damping, no
