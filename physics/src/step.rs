@@ -219,7 +219,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                 let mut bodies = cx.write::<Bodies>();
                 let mut contacts = cx.write::<ContactManager>();
                 let mut joints = cx.write::<Joints>();
-                solver::finish(&mut bodies, &mut contacts, &mut joints, &scratch);
+                solver::finish(cx.jobs(), &mut bodies, &mut contacts, &mut joints, &scratch);
             });
         })
         .reads::<SolverScratch>()

@@ -313,15 +313,23 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
 
 /// Stage "integrate": writes the solved velocities and poses back to the bodies and the
 /// impulses back to the contacts (for the next step's warm start).
+///
+/// The contacts' and joints' impulses and the bodies are disjoint, so they are written
+/// at once, and the bodies in parallel blocks (each body from its own solver body only).
 pub(crate) fn finish(
+    jobs: &JobSystem,
     bodies: &mut Bodies,
     contacts: &mut ContactManager,
     joints: &mut Joints,
     s: &SolverScratch,
 ) {
-    store_impulses(contacts, s);
-    joint_stage::store(joints, &s.joints);
-    store_bodies(bodies, s);
+    jobs.join(
+        || {
+            store_impulses(contacts, s);
+            joint_stage::store(joints, &s.joints);
+        },
+        || store_bodies(jobs, bodies, s),
+    );
 }
 
 fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
@@ -811,16 +819,19 @@ fn store_impulses(contacts: &mut ContactManager, s: &SolverScratch) {
     }
 }
 
-fn store_bodies(bodies: &mut Bodies, s: &SolverScratch) {
-    for ((sim, b), p) in bodies.awake_mut().iter_mut().zip(&s.bodies).zip(&s.params) {
-        sim.linear_velocity = b.v;
-        sim.velocity_carry = p.carry;
-        sim.angular_velocity = b.w;
-        sim.center0 = sim.center;
-        sim.center += b.dp;
-        sim.transform.rotation = (b.dq * sim.transform.rotation).normalize();
-        sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
-    }
+fn store_bodies(jobs: &JobSystem, bodies: &mut Bodies, s: &SolverScratch) {
+    jobs.parallel_for_slice(bodies.awake_mut(), BODY_BLOCK, |first, sims| {
+        let solved = s.bodies[first..].iter().zip(&s.params[first..]);
+        for (sim, (b, p)) in sims.iter_mut().zip(solved) {
+            sim.linear_velocity = b.v;
+            sim.velocity_carry = p.carry;
+            sim.angular_velocity = b.w;
+            sim.center0 = sim.center;
+            sim.center += b.dp;
+            sim.transform.rotation = (b.dq * sim.transform.rotation).normalize();
+            sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
+        }
+    });
 }
 
 #[cfg(test)]
