@@ -48,6 +48,12 @@ pub struct ContactManifold {
     pub normal: Vec3A,
     /// At most four points.
     pub points: ArrayVec<ContactPoint, MAX_MANIFOLD_POINTS>,
+    /// Per side (A, B), the material id of the part of a composite shape the manifold
+    /// touches (a mesh triangle's or a compound child's; the part with the deepest
+    /// point), or `None` where the shape is not composite or its parts carry no ids.
+    /// The contact's friction and restitution mix with it in place of the body's
+    /// [`MaterialId`](crate::material::MaterialId) (see [`crate::material`]).
+    pub materials: [Option<u32>; 2],
 }
 
 bitflags! {

@@ -8,6 +8,15 @@
 //!   common practice of Box2D and Jolt: friction the geometric mean, restitution the
 //!   maximum.
 //!
+//! Parts of composite shapes (mesh triangles, compound children) may carry material ids of
+//! their own (0: none). A contact touching such a part mixes as if the part's id were its
+//! body's [`MaterialId`], with the part's friction and restitution taken from
+//! [`MaterialMixing::set_surface`] (the body's own values where none is set): a mesh floor
+//! can be ice here and rubber there. A part id above `u16::MAX` counts as none. One
+//! manifold has one friction and restitution, so a shape touching parts of different
+//! materials at once takes the materials of the part with the deepest point (as Jolt
+//! takes its sub-shape pair's).
+//!
 //! The table is a sorted vector searched by binary search: its order, and so every result,
 //! is independent of the order entries were inserted in. Changing the table or the rules
 //! updates the contacts that already exist, so the change applies from the next step.
@@ -80,6 +89,8 @@ pub struct MaterialMixing {
     pub(crate) restitution_rule: MixRule,
     /// Sorted by key, keys unique; key = (smaller id, larger id).
     pub(crate) pairs: Vec<((u16, u16), SurfaceMaterial)>,
+    /// Friction and restitution of composite-shape parts by material id, sorted by id.
+    pub(crate) surfaces: Vec<(u16, SurfaceMaterial)>,
 }
 
 impl Default for MaterialMixing {
@@ -97,6 +108,7 @@ impl MaterialMixing {
             friction_rule: MixRule::GeometricMean,
             restitution_rule: MixRule::Max,
             pairs: Vec::new(),
+            surfaces: Vec::new(),
         }
     }
 
@@ -145,6 +157,49 @@ impl MaterialMixing {
             Err(i) => self.pairs.insert(i, (Self::key(a, b), material)),
         }
         Ok(())
+    }
+
+    /// Sets the friction and restitution of the parts of composite shapes (mesh triangles,
+    /// compound children) whose material id is `id`; see the module docs. Refuses values
+    /// out of range.
+    pub fn set_surface(
+        &mut self,
+        id: MaterialId,
+        surface: SurfaceMaterial,
+    ) -> Result<(), PhysicsError> {
+        if !surface.is_valid() {
+            return Err(PhysicsError::InvalidMaterial);
+        }
+        match self.surfaces.binary_search_by_key(&id.0, |e| e.0) {
+            Ok(i) => self.surfaces[i].1 = surface,
+            Err(i) => self.surfaces.insert(i, (id.0, surface)),
+        }
+        Ok(())
+    }
+
+    /// The values set for parts of material `id`, if any.
+    #[must_use]
+    pub fn surface(&self, id: MaterialId) -> Option<SurfaceMaterial> {
+        self.surfaces
+            .binary_search_by_key(&id.0, |e| e.0)
+            .ok()
+            .map(|i| self.surfaces[i].1)
+    }
+
+    /// Removes the values of parts of material `id`; returns whether there were some.
+    pub fn remove_surface(&mut self, id: MaterialId) -> bool {
+        match self.surfaces.binary_search_by_key(&id.0, |e| e.0) {
+            Ok(i) => {
+                self.surfaces.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Every part surface, by id.
+    pub fn surfaces(&self) -> impl ExactSizeIterator<Item = (MaterialId, SurfaceMaterial)> {
+        self.surfaces.iter().map(|&(id, m)| (MaterialId(id), m))
     }
 
     /// Removes the pair entry; returns whether there was one.
@@ -197,6 +252,23 @@ impl MaterialMixing {
     /// The contact values of two bodies.
     pub(crate) fn mix_bodies(&self, a: &Body, b: &Body) -> SurfaceMaterial {
         self.mix(a.material, a.surface(), b.material, b.surface())
+    }
+
+    /// The contact values of two bodies whose touching parts carry the material ids
+    /// `parts` (see the module docs); [`mix_bodies`](Self::mix_bodies) when neither does.
+    pub(crate) fn mix_parts(&self, a: &Body, b: &Body, parts: [Option<u32>; 2]) -> SurfaceMaterial {
+        if parts == [None, None] {
+            return self.mix_bodies(a, b);
+        }
+        let side = |body: &Body, part: Option<u32>| match part.and_then(|p| u16::try_from(p).ok()) {
+            Some(id) => {
+                let id = MaterialId(id);
+                (id, self.surface(id).unwrap_or_else(|| body.surface()))
+            }
+            None => (body.material, body.surface()),
+        };
+        let ((ida, sa), (idb, sb)) = (side(a, parts[0]), side(b, parts[1]));
+        self.mix(ida, sa, idb, sb)
     }
 }
 

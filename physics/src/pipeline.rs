@@ -215,6 +215,7 @@ pub(crate) fn update_contacts(
     jobs: &JobSystem,
     bodies: &Bodies,
     broad: &BroadPhase,
+    mixing: &MaterialMixing,
     contacts: &mut ContactManager,
     settings: &CollisionSettings,
 ) {
@@ -237,15 +238,16 @@ pub(crate) fn update_contacts(
         .expect("bounds cover the plan in order");
     // A job captures its chunk and one shared reference: small enough to be stored inline
     // in the job, so spawning allocates nothing.
-    let shared = (bodies, broad, *settings);
+    let shared = (bodies, broad, mixing, *settings);
     let shared = &shared;
     jobs.scope(|s| {
         for mut chunk in chunks {
             s.spawn_labeled("narrow phase", move |_| {
-                let (bodies, broad, settings) = shared;
+                let (bodies, broad, mixing, settings) = shared;
                 let mut manifold = ContactManifold::default();
                 for p in chunk.positions() {
-                    update_contact(bodies, broad, chunk.get_mut(p), settings, &mut manifold);
+                    let c = chunk.get_mut(p);
+                    update_contact(bodies, broad, mixing, c, settings, &mut manifold);
                 }
             });
         }
@@ -255,6 +257,7 @@ pub(crate) fn update_contacts(
 fn update_contact(
     bodies: &Bodies,
     broad: &BroadPhase,
+    mixing: &MaterialMixing,
     c: &mut Contact,
     settings: &CollisionSettings,
     manifold: &mut ContactManifold,
@@ -294,7 +297,7 @@ fn update_contact(
     } else {
         speculative_margin(bodies, c.body_a, c.body_b, settings)
     };
-    manifold.points.clear();
+    manifold.clear();
     let touching = collide(
         &ba.shape,
         &sa.transform,
@@ -307,7 +310,14 @@ fn update_contact(
         c.manifold.points.clear();
         c.manifold.normal = manifold.normal;
     } else {
+        let parts_before = c.manifold.materials;
         c.update_manifold(manifold);
+        // Touching another material's part of a mesh or compound: mix anew.
+        if c.manifold.materials != parts_before {
+            let mixed = mixing.mix_parts(ba, bb, c.manifold.materials);
+            c.friction = mixed.friction;
+            c.restitution = mixed.restitution;
+        }
         c.cache = PairCache {
             position: rel.translation,
             rotation: rel.rotation,

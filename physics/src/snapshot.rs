@@ -85,7 +85,7 @@ use wire::{Reader, Writer, check, fnv1a};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
 /// The image format this build writes and reads. Bumped whenever the payload's layout or
 /// meaning changes; older images are refused, never misread.
-pub const SNAPSHOT_VERSION: u32 = 3;
+pub const SNAPSHOT_VERSION: u32 = 4;
 /// Where the payload length sits, and the bytes before the payload (magic, version,
 /// payload length).
 const LENGTH_AT: usize = 8 + 4;
@@ -502,6 +502,7 @@ fn write_mixing(w: &mut Writer, mixing: &MaterialMixing) {
         friction_rule,
         restitution_rule,
         pairs,
+        surfaces,
     } = mixing;
     w.u8(mix_rule_code(*friction_rule));
     w.u8(mix_rule_code(*restitution_rule));
@@ -509,6 +510,12 @@ fn write_mixing(w: &mut Writer, mixing: &MaterialMixing) {
     for &((a, b), m) in pairs {
         w.u16(a);
         w.u16(b);
+        w.f32(m.friction);
+        w.f32(m.restitution);
+    }
+    w.count(surfaces.len());
+    for &(id, m) in surfaces {
+        w.u16(id);
         w.f32(m.friction);
         w.f32(m.restitution);
     }
@@ -534,6 +541,22 @@ fn read_mixing(r: &mut Reader<'_>) -> Result<MaterialMixing, SnapshotError> {
         };
         check(m.is_valid(), "a material pair's values are out of range")?;
         mixing.pairs.push((key, m));
+    }
+    let n = r.count(10)?;
+    let mut last = None;
+    for _ in 0..n {
+        let id = r.u16()?;
+        check(
+            last.is_none_or(|l| l < id),
+            "the part surface table is not sorted",
+        )?;
+        last = Some(id);
+        let m = SurfaceMaterial {
+            friction: r.f32()?,
+            restitution: r.f32()?,
+        };
+        check(m.is_valid(), "a part surface's values are out of range")?;
+        mixing.surfaces.push((id, m));
     }
     Ok(mixing)
 }

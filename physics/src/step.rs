@@ -138,6 +138,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                     cx.jobs(),
                     &bodies,
                     &bp,
+                    &cx.read::<MaterialMixing>(),
                     &mut contacts,
                     &collision_settings(&desc, dt),
                 );
@@ -147,6 +148,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .reads::<BroadPhase>()
         .reads::<WorldDesc>()
         .reads::<StepDt>()
+        .reads::<MaterialMixing>()
         .writes::<ContactManager>()
         .after([find])
         .id();

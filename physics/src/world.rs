@@ -474,11 +474,36 @@ impl World {
         removed
     }
 
+    /// Sets the friction and restitution of the parts of composite shapes (mesh triangles,
+    /// compound children) whose material id is `id`: a contact touching such a part uses
+    /// them, and the id, in place of its body's (see [`crate::material`]). Applies to
+    /// existing contacts from the next step. Refuses values out of range
+    /// ([`PhysicsError::InvalidMaterial`]) and then changes nothing.
+    pub fn set_part_surface(
+        &mut self,
+        id: MaterialId,
+        surface: SurfaceMaterial,
+    ) -> Result<(), PhysicsError> {
+        self.mixing.set_surface(id, surface)?;
+        self.remix_where(|_, _, parts| parts != [None, None]);
+        Ok(())
+    }
+
+    /// Removes the values set for parts of material `id` (they take their body's values
+    /// again); returns whether there were some.
+    pub fn remove_part_surface(&mut self, id: MaterialId) -> bool {
+        let removed = self.mixing.remove_surface(id);
+        if removed {
+            self.remix_where(|_, _, parts| parts != [None, None]);
+        }
+        removed
+    }
+
     /// Replaces the rules that mix two bodies' friction and restitution where the pair
     /// table has no entry. Applies to existing contacts from the next step.
     pub fn set_mixing_rules(&mut self, friction: MixRule, restitution: MixRule) {
         self.mixing.set_rules(friction, restitution);
-        self.remix_where(|_, _| true);
+        self.remix_where(|_, _, _| true);
     }
 
     /// Sets a body's own friction and restitution (and with them its contacts' mixed
@@ -512,13 +537,15 @@ impl World {
     }
 
     /// Recomputes the mixed material of every live contact whose bodies pass `which`.
-    fn remix_where(&mut self, which: impl Fn(&Body, &Body) -> bool) {
+    /// `which` also sees the material ids of the composite parts the contact touches.
+    fn remix_where(&mut self, which: impl Fn(&Body, &Body, [Option<u32>; 2]) -> bool) {
         for id in 0..self.contacts.contacts.len() as u32 {
             let c = &self.contacts.contacts[id as usize];
             if c.alive
                 && which(
                     &self.bodies.bodies[c.body_a as usize],
                     &self.bodies.bodies[c.body_b as usize],
+                    c.manifold.materials,
                 )
             {
                 self.remix(id);
@@ -529,7 +556,10 @@ impl World {
     /// Recomputes the contacts between bodies of materials `a` and `b` (either order).
     fn remix_pair(&mut self, a: MaterialId, b: MaterialId) {
         let key = MaterialMixing::key(a, b);
-        self.remix_where(|ba, bb| MaterialMixing::key(ba.material, bb.material) == key);
+        // A contact touching a composite part mixes by the part's id: remix those too.
+        self.remix_where(|ba, bb, parts| {
+            parts != [None, None] || MaterialMixing::key(ba.material, bb.material) == key
+        });
     }
 
     /// Recomputes the contacts of the body in slot `slot` (its own contact list).
@@ -542,9 +572,10 @@ impl World {
     /// Recomputes one contact's mixed friction and restitution from its bodies.
     fn remix(&mut self, id: u32) {
         let c = &mut self.contacts.contacts[id as usize];
-        let mixed = self.mixing.mix_bodies(
+        let mixed = self.mixing.mix_parts(
             &self.bodies.bodies[c.body_a as usize],
             &self.bodies.bodies[c.body_b as usize],
+            c.manifold.materials,
         );
         c.friction = mixed.friction;
         c.restitution = mixed.restitution;
@@ -773,6 +804,7 @@ impl World {
             &self.jobs,
             &self.bodies,
             &self.broad_phase,
+            &self.mixing,
             &mut self.contacts,
             &settings,
         );

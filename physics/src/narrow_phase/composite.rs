@@ -54,9 +54,15 @@ const SAME_POINT: f32 = 1e-3;
 /// Barycentric coordinate below which a point counts as on an edge.
 const EDGE_EPS: f32 = 1e-3;
 
-/// The world points of every part manifold, with their normals.
+/// The world points of every part manifold, with their normals and their parts'
+/// material ids (A's, B's).
 struct Gather {
-    points: ArrayVec<(WorldPoint, Vec3A), MAX_GATHERED>,
+    points: ArrayVec<(WorldPoint, Vec3A, [Option<u32>; 2]), MAX_GATHERED>,
+}
+
+/// A part's material id as the manifold reports it: 0 means "the body's own material".
+fn part_material(id: u32) -> Option<u32> {
+    (id != 0).then_some(id)
 }
 
 impl Gather {
@@ -66,8 +72,16 @@ impl Gather {
         }
     }
 
-    /// Adds part manifold `m` (local points in `ia`'s and `ib`'s frames) tagged `part`.
-    fn add(&mut self, m: &ContactManifold, ia: &Isometry, ib: &Isometry, part: u32) {
+    /// Adds part manifold `m` (local points in `ia`'s and `ib`'s frames) tagged `part`,
+    /// whose sides have the material ids `materials`.
+    fn add(
+        &mut self,
+        m: &ContactManifold,
+        ia: &Isometry,
+        ib: &Isometry,
+        part: u32,
+        materials: [Option<u32>; 2],
+    ) {
         for p in &m.points {
             let w = WorldPoint {
                 on_a: ia.transform_point(p.local_a),
@@ -75,7 +89,7 @@ impl Gather {
                 separation: p.separation,
                 feature: p.feature ^ part.wrapping_add(1).wrapping_mul(0x9e37_79b9),
             };
-            if self.points.try_push((w, m.normal)).is_err() {
+            if self.points.try_push((w, m.normal, materials)).is_err() {
                 // Full: replace the shallowest point if this one is deeper.
                 let (k, worst) =
                     self.points
@@ -89,7 +103,7 @@ impl Gather {
                             }
                         });
                 if w.separation < worst {
-                    self.points[k] = (w, m.normal);
+                    self.points[k] = (w, m.normal, materials);
                 }
             }
         }
@@ -105,9 +119,9 @@ impl Gather {
         else {
             return false;
         };
-        let n = deepest.1;
+        let (n, materials) = (deepest.1, deepest.2);
         let mut kept = ArrayVec::<WorldPoint, MAX_GATHERED>::new();
-        for (p, pn) in &self.points {
+        for (p, pn, _) in &self.points {
             let c = pn.dot(n);
             if c < MIN_PART_COS {
                 continue;
@@ -135,6 +149,9 @@ impl Gather {
                 out.points[k].feature = out.points[k].feature.wrapping_add(1);
             }
         }
+        // The part with the deepest point decides the materials (one friction and
+        // restitution per manifold, as the solver has).
+        out.materials = materials;
         !out.points.is_empty()
     }
 }
@@ -160,7 +177,8 @@ pub(crate) fn collide_composite(
                 let child = &c.children()[k as usize];
                 let child_iso = ia.mul_isometry(&child.pose);
                 if collide(&child.shape, &child_iso, b, ib, margin, &mut part) {
-                    gather.add(&part, &child_iso, ib, k);
+                    let materials = [part_material(child.material), part.materials[1]];
+                    gather.add(&part, &child_iso, ib, k, materials);
                 }
                 true
             });
@@ -194,7 +212,7 @@ pub(crate) fn collide_composite(
                     None => collide_triangle(convex, ia, &tri, ib, margin, &mut part),
                 };
                 if hit {
-                    gather.add(&part, ia, ib, t);
+                    gather.add(&part, ia, ib, t, [None, part_material(tri.material)]);
                 }
                 true
             });

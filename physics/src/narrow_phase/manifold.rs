@@ -26,12 +26,14 @@ impl ContactManifold {
     /// Removes every point (the normal is left as is).
     pub fn clear(&mut self) {
         self.points.clear();
+        self.materials = [None, None];
     }
 
     /// Swaps the roles of A and B: flips the normal and swaps each point's local points.
     /// Separations and feature ids do not change.
     pub fn flip(&mut self) {
         self.normal = -self.normal;
+        self.materials.swap(0, 1);
         for p in &mut self.points {
             std::mem::swap(&mut p.local_a, &mut p.local_b);
         }
@@ -335,6 +337,7 @@ mod tests {
         let mut m = ContactManifold {
             normal: Vec3A::X,
             points: ArrayVec::new(),
+            materials: [Some(3), None],
         };
         m.points.push(ContactPoint {
             local_a: Vec3A::ONE,
@@ -343,6 +346,7 @@ mod tests {
             feature: 7,
         });
         m.flip();
+        assert_eq!(m.materials, [None, Some(3)], "part materials swap sides");
         assert_eq!(m.normal, -Vec3A::X);
         assert_eq!(m.points[0].local_a, Vec3A::ZERO);
         assert_eq!(m.points[0].local_b, Vec3A::ONE);

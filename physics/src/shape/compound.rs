@@ -20,7 +20,8 @@ pub struct CompoundChild {
     pub shape: Shape,
     /// Its pose in the compound's frame.
     pub pose: Isometry,
-    /// A material id the user can read back from contacts (0 by default).
+    /// The child's material id (0 by default: the compound body's own material). A contact
+    /// touching the child mixes with it (see [`crate::material`]).
     pub material: u32,
 }
 

@@ -9,7 +9,9 @@
 //! vertex pair, so a mesh must share vertex indices along seams (weld it first).
 //!
 //! Each triangle may carry a material id (Edyn's per-triangle friction and restitution):
-//! the contact reports it, and the game maps it to a material.
+//! a contact touching the triangle mixes its friction and restitution with that id and
+//! the values set for it (`World::set_part_surface`; see [`crate::material`]), 0 meaning
+//! the mesh body's own material.
 
 use crate::aabb::Aabb;
 use crate::math::{Vec3, Vec3A};

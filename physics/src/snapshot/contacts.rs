@@ -99,8 +99,16 @@ fn write_contact(w: &mut Writer, c: &Contact) {
     write_id(w, *id_b);
     write_proxy(w, *proxy_a);
     write_proxy(w, *proxy_b);
-    let ContactManifold { normal, points } = manifold;
+    let ContactManifold {
+        normal,
+        points,
+        materials,
+    } = manifold;
     w.vec3(*normal);
+    for m in materials {
+        w.bool(m.is_some());
+        w.u32(m.unwrap_or(0));
+    }
     w.count(points.len());
     for p in points {
         let ContactPoint {
@@ -159,6 +167,16 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         "a contact names bodies that are not there",
     )?;
     let normal = r.vec3()?;
+    let mut materials = [None, None];
+    for m in &mut materials {
+        let some = r.bool()?;
+        let id = r.u32()?;
+        check(
+            some || id == 0,
+            "a manifold's absent part material has an id",
+        )?;
+        *m = some.then_some(id);
+    }
     let n = r.count(28)?;
     check(n <= MAX_MANIFOLD_POINTS, "a manifold has too many points")?;
     let mut points = ArrayVec::new();
@@ -198,7 +216,11 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         id_b,
         proxy_a,
         proxy_b,
-        manifold: ContactManifold { normal, points },
+        manifold: ContactManifold {
+            normal,
+            points,
+            materials,
+        },
         impulses,
         friction,
         restitution,
@@ -225,6 +247,7 @@ fn dead_contact() -> Contact {
         manifold: ContactManifold {
             normal: Vec3A::ZERO,
             points: ArrayVec::new(),
+            materials: [None, None],
         },
         impulses: ArrayVec::new(),
         friction: 0.0,
