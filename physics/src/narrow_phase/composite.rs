@@ -429,3 +429,129 @@ fn along_face(
     out.set_from_world(n, ia, ib, &pts);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    //! The internal-edge rule on one triangle. On a whole flat mesh the merge above
+    //! already hides ghost normals (the deepest part's face normal wins and part normals
+    //! more than 60° off it are dropped), which is why `tests/ghost_collisions.rs` passes
+    //! with this rule switched off; these tests check the rule itself, for the cases the
+    //! merge does not cover (a body whose only nearby part is the triangle beyond a seam,
+    //! part normals within 60° of the deepest one).
+
+    use super::*;
+    use crate::math::{Quat, Vec3};
+    use crate::shape::ALL_EDGES_ACTIVE;
+
+    /// The triangle (0,0,0), (0,0,1), (1,0,0), facing +y; edge 0 lies on x = 0.
+    fn triangle(active: u8) -> Triangle {
+        Triangle {
+            vertices: [
+                Vec3A::ZERO,
+                Vec3A::new(0.0, 0.0, 1.0),
+                Vec3A::new(1.0, 0.0, 0.0),
+            ],
+            active,
+            material: 0,
+        }
+    }
+
+    const EDGE0_INACTIVE: u8 = ALL_EDGES_ACTIVE & !1;
+
+    #[test]
+    fn a_sphere_beside_an_inactive_edge_gets_no_edge_normal() {
+        // Centre 5 cm beyond edge 0, 10 cm up, radius 15 cm: it touches the edge itself.
+        let ia = Isometry::new(Vec3A::new(-0.05, 0.1, 0.5), Quat::IDENTITY);
+        let mut out = ContactManifold::default();
+        // Active (a real border of the mesh): the edge's own normal, tilted 26.6° from
+        // the face's (atan(0.05 / 0.1)).
+        assert!(sphere_triangle(
+            0.15,
+            &ia,
+            &triangle(ALL_EDGES_ACTIVE),
+            &Isometry::IDENTITY,
+            0.02,
+            &mut out
+        ));
+        let tilt = out.normal.dot(-Vec3A::Y).acos().to_degrees();
+        assert!((tilt - 26.57).abs() < 0.1, "edge normal tilted {tilt}°");
+        // Inactive (a seam with a coplanar neighbour): no contact from this triangle,
+        // the neighbour under the centre carries it with the face normal.
+        assert!(!sphere_triangle(
+            0.15,
+            &ia,
+            &triangle(EDGE0_INACTIVE),
+            &Isometry::IDENTITY,
+            0.02,
+            &mut out
+        ));
+    }
+
+    #[test]
+    fn a_box_edge_beyond_an_inactive_edge_gets_the_face_normal() {
+        // A 0.4 m cube turned 30° about z, its lowest edge (along z) 10 cm beyond edge 0
+        // and 5 cm below the plane (over the neighbour), its bottom face rising across
+        // edge 0 to 7.7 mm above it. Convex-vs-triangle alone finds the cube's tilted
+        // face against the edge, 6.7 mm apart: a ghost normal 30° off the floor's. With
+        // edge 0 inactive the triangle reports the face normal, as a flat floor would.
+        let cube = Shape::cuboid(Vec3::splat(0.2)).unwrap();
+        let convex = cube.as_convex().unwrap();
+        let rot = Quat::from_rotation_z(30f32.to_radians());
+        // The cube's lowest edge, relative to its centre: the lower of the two bottom
+        // corners in the x-y plane.
+        let corners = [Vec3A::new(0.2, -0.2, 0.0), Vec3A::new(-0.2, -0.2, 0.0)].map(|c| rot * c);
+        let low = if corners[0].y < corners[1].y {
+            corners[0]
+        } else {
+            corners[1]
+        };
+        let centre = Vec3A::new(-0.1, -0.05, 0.5) - Vec3A::new(low.x, low.y, 0.0);
+        let ia = Isometry::new(centre, rot);
+        let mut raw = ContactManifold::default();
+        assert!(convex::collide_convex(
+            convex,
+            &ia,
+            &triangle(ALL_EDGES_ACTIVE),
+            &Isometry::IDENTITY,
+            0.02,
+            &mut raw
+        ));
+        let raw_tilt = raw.normal.dot(-Vec3A::Y).acos().to_degrees();
+        assert!(
+            (raw_tilt - 30.0).abs() < 1.0,
+            "the ghost normal is the cube's face: {raw_tilt}°"
+        );
+        let mut out = ContactManifold::default();
+        assert!(collide_triangle(
+            convex,
+            &ia,
+            &triangle(ALL_EDGES_ACTIVE),
+            &Isometry::IDENTITY,
+            0.02,
+            &mut out
+        ));
+        assert!(
+            out.normal.dot(-Vec3A::Y) < 0.99,
+            "an active edge keeps the edge contact"
+        );
+        assert!(collide_triangle(
+            convex,
+            &ia,
+            &triangle(EDGE0_INACTIVE),
+            &Isometry::IDENTITY,
+            0.02,
+            &mut out
+        ));
+        assert!(
+            out.normal.dot(-Vec3A::Y) > 0.9999,
+            "face normal with the edge inactive: {}",
+            out.normal
+        );
+        // Its points are where the cube's face lies over the triangle, above the plane.
+        assert!(
+            out.points
+                .iter()
+                .all(|p| p.separation > 0.0 && p.separation < 0.02)
+        );
+    }
+}
