@@ -147,6 +147,12 @@ pub(crate) struct Contact {
     /// Mixed material.
     pub friction: f32,
     pub restitution: f32,
+    /// What the solver uses this step: the mixed values, or what the contact modifier
+    /// made of them (see `hooks.rs`), and the target sliding velocity of B relative to A
+    /// in the tangent plane (conveyor belts; zero unless a modifier set it).
+    pub solve_friction: f32,
+    pub solve_restitution: f32,
+    pub tangent_velocity: Vec3A,
     pub flags: ContactFlags,
     /// The relative pose of the last full manifold computation.
     pub cache: PairCache,

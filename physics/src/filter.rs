@@ -116,6 +116,8 @@ pub struct ExclusionList {
     pub(crate) pairs: BTreeSet<(BodyId, BodyId)>,
     /// Code, not data: not saved in snapshots, kept across a restore.
     pub(crate) pair_filter: Option<crate::hooks::PairFilter>,
+    /// The contact modifier (code, like the pair filter).
+    pub(crate) contact_modifier: Option<crate::hooks::ContactModifier>,
 }
 
 impl ExclusionList {

@@ -9,8 +9,17 @@
 //! stays deterministic at any thread count. It runs after the layer table, the
 //! group/mask filter and the exclusion list have accepted the pair.
 //!
-//! Contact modification (per-contact friction, restitution, normal, one-way platforms)
-//! is not here yet: it belongs in the narrow phase, which another change is reworking.
+//! **Contact modifier** ([`World::set_contact_modifier`]): a function called, every step,
+//! for every contact that has points (touching or speculative), right after the narrow
+//! phase computed them, with a [`ContactModification`]: the two bodies (lower id first),
+//! their user data, the world normal (A to B) and points. It may change the friction and
+//! restitution the solver uses this step, set a sliding velocity of the surfaces (a
+//! conveyor belt), or disable the contact for this step (a one-way platform: the body
+//! passes through; the contact reports `End` when disabled and `Begin` when it touches
+//! again). It sees the mixed values afresh every step, so what it sets never compounds.
+//! It runs in the narrow phase's parallel jobs, so, like the pair filter, it must be a
+//! pure function of its arguments and of data it owns (`Fn + Send + Sync`): then the
+//! step stays deterministic at any thread count. Sensors are not passed to it.
 //!
 //! ```
 //! use joule_physics::prelude::*;
@@ -29,7 +38,11 @@
 
 use std::sync::Arc;
 
-use crate::body::BodyId;
+use arrayvec::ArrayVec;
+
+use crate::body::{Body, BodyId, BodySim};
+use crate::contact::Contact;
+use crate::math::{Vec3, Vec3A};
 use crate::pipeline;
 use crate::world::World;
 
@@ -71,5 +84,192 @@ impl World {
     /// found as their bodies next move).
     pub fn clear_pair_filter(&mut self) {
         self.exclusions.pair_filter = None;
+    }
+}
+
+/// A user contact modifier, shared with the step's jobs.
+#[derive(Clone)]
+pub(crate) struct ContactModifier(pub Arc<dyn Fn(&mut ContactModification) + Send + Sync>);
+
+impl std::fmt::Debug for ContactModifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContactModifier(..)")
+    }
+}
+
+/// One contact as the [contact modifier](World::set_contact_modifier) sees it this step,
+/// and what it may change. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct ContactModification {
+    bodies: [BodyId; 2],
+    user_data: [u64; 2],
+    normal: Vec3,
+    points: ArrayVec<(Vec3, f32), 4>,
+    friction: f32,
+    restitution: f32,
+    tangent_velocity: Vec3,
+    disabled: bool,
+}
+
+impl ContactModification {
+    /// The two bodies, lower id first (A, B).
+    #[must_use]
+    pub fn bodies(&self) -> [BodyId; 2] {
+        self.bodies
+    }
+
+    /// The bodies' user data (A, B).
+    #[must_use]
+    pub fn user_data(&self) -> [u64; 2] {
+        self.user_data
+    }
+
+    /// The world contact normal, unit, from A towards B.
+    #[must_use]
+    pub fn normal(&self) -> Vec3 {
+        self.normal
+    }
+
+    /// The world normal pointing away from `body`'s surface, towards the other body
+    /// (`None` if `body` is not in this contact): for a one-way platform, whether the
+    /// other body is above it is `normal_from(platform)?.y > 0`.
+    #[must_use]
+    pub fn normal_from(&self, body: BodyId) -> Option<Vec3> {
+        if body == self.bodies[0] {
+            Some(self.normal)
+        } else if body == self.bodies[1] {
+            Some(-self.normal)
+        } else {
+            None
+        }
+    }
+
+    /// The contact points (world, midway between the surfaces) and their separations
+    /// (negative: penetration; positive: a speculative point not touching yet).
+    #[must_use]
+    pub fn points(&self) -> &[(Vec3, f32)] {
+        &self.points
+    }
+
+    /// The friction coefficient the solver will use (the mixed value unless changed).
+    #[must_use]
+    pub fn friction(&self) -> f32 {
+        self.friction
+    }
+
+    /// Sets this step's friction coefficient. A negative or non-finite value is ignored
+    /// (the mixed value stays): a modifier cannot corrupt the solver.
+    pub fn set_friction(&mut self, friction: f32) {
+        if friction.is_finite() && friction >= 0.0 {
+            self.friction = friction;
+        }
+    }
+
+    /// The restitution the solver will use.
+    #[must_use]
+    pub fn restitution(&self) -> f32 {
+        self.restitution
+    }
+
+    /// Sets this step's restitution; values outside `[0, 1]` or NaN are ignored.
+    pub fn set_restitution(&mut self, restitution: f32) {
+        if (0.0..=1.0).contains(&restitution) {
+            self.restitution = restitution;
+        }
+    }
+
+    /// The sliding velocity friction drives B's surface to, relative to A's (zero unless
+    /// set).
+    #[must_use]
+    pub fn tangent_velocity(&self) -> Vec3 {
+        self.tangent_velocity
+    }
+
+    /// Sets the velocity B's surface should slide at relative to A's, in the contact's
+    /// tangent plane (the part along the normal is dropped); friction drives towards it
+    /// within its usual bound. Non-finite values are ignored.
+    pub fn set_tangent_velocity(&mut self, v: Vec3) {
+        if v.is_finite() {
+            self.tangent_velocity = v - self.normal * v.dot(self.normal);
+        }
+    }
+
+    /// A conveyor belt: `body`'s surface moves at `v` (world) while the body itself does
+    /// not, so the other body is carried at up to `v` by friction. Does nothing when
+    /// `body` is not in this contact or `v` is not finite.
+    pub fn set_surface_velocity(&mut self, body: BodyId, v: Vec3) {
+        if body == self.bodies[0] {
+            self.set_tangent_velocity(v);
+        } else if body == self.bodies[1] {
+            self.set_tangent_velocity(-v);
+        }
+    }
+
+    /// Disables the contact for this step: the solver ignores it and it counts as not
+    /// touching (events and islands too).
+    pub fn disable(&mut self) {
+        self.disabled = true;
+    }
+
+    /// Whether [`disable`](Self::disable) was called.
+    #[must_use]
+    pub fn is_disabled(&self) -> bool {
+        self.disabled
+    }
+}
+
+/// Runs `modify` on contact `c` (non-sensor, with points) and applies what it set;
+/// returns whether the contact still touches.
+pub(crate) fn modify_contact(
+    modify: &ContactModifier,
+    ba: &Body,
+    bb: &Body,
+    sa: &BodySim,
+    sb: &BodySim,
+    c: &mut Contact,
+) -> bool {
+    let normal = c.manifold.normal;
+    let points = c
+        .manifold
+        .points
+        .iter()
+        .map(|p| {
+            let pa = sa.transform.transform_point(p.local_a);
+            let pb = sb.transform.transform_point(p.local_b);
+            (Vec3::from((pa + pb) * 0.5), p.separation)
+        })
+        .collect();
+    let mut m = ContactModification {
+        bodies: [c.id_a, c.id_b],
+        user_data: [ba.user_data, bb.user_data],
+        normal: Vec3::from(normal),
+        points,
+        friction: c.solve_friction,
+        restitution: c.solve_restitution,
+        tangent_velocity: Vec3::ZERO,
+        disabled: false,
+    };
+    (modify.0)(&mut m);
+    c.solve_friction = m.friction;
+    c.solve_restitution = m.restitution;
+    c.tangent_velocity = Vec3A::from(m.tangent_velocity);
+    !m.disabled
+}
+
+impl World {
+    /// Sets the contact modifier (see the [module docs](self)): called every step for
+    /// every non-sensor contact that has points, from the narrow phase's jobs. Applies
+    /// from the next step.
+    pub fn set_contact_modifier(
+        &mut self,
+        modifier: impl Fn(&mut ContactModification) + Send + Sync + 'static,
+    ) {
+        self.exclusions.contact_modifier = Some(ContactModifier(Arc::new(modifier)));
+    }
+
+    /// Removes the contact modifier: contacts use their mixed values again from the next
+    /// step.
+    pub fn clear_contact_modifier(&mut self) {
+        self.exclusions.contact_modifier = None;
     }
 }

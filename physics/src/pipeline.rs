@@ -24,7 +24,9 @@ use crate::contact::{
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
+use crate::hooks::{self, ContactModifier};
 use crate::material::MaterialMixing;
+use crate::math::Vec3A;
 use crate::narrow_phase::{ContactManifold, collide};
 
 /// Settings the collision stages read.
@@ -204,6 +206,9 @@ pub(crate) fn find_new_contacts(
             cache: PairCache::EMPTY,
             friction: mixed.friction,
             restitution: mixed.restitution,
+            solve_friction: mixed.friction,
+            solve_restitution: mixed.restitution,
+            tangent_velocity: Vec3A::ZERO,
             flags,
             alive: true,
         });
@@ -216,6 +221,7 @@ pub(crate) fn update_contacts(
     bodies: &Bodies,
     broad: &BroadPhase,
     mixing: &MaterialMixing,
+    exclusions: &ExclusionList,
     contacts: &mut ContactManager,
     settings: &CollisionSettings,
 ) {
@@ -238,26 +244,32 @@ pub(crate) fn update_contacts(
         .expect("bounds cover the plan in order");
     // A job captures its chunk and one shared reference: small enough to be stored inline
     // in the job, so spawning allocates nothing.
-    let shared = (bodies, broad, mixing, *settings);
+    let modifier = exclusions.contact_modifier.as_ref();
+    let shared = (bodies, broad, mixing, modifier, *settings);
     let shared = &shared;
     jobs.scope(|s| {
         for mut chunk in chunks {
             s.spawn_labeled("narrow phase", move |_| {
-                let (bodies, broad, mixing, settings) = shared;
+                let (bodies, broad, mixing, modifier, settings) = shared;
                 let mut manifold = ContactManifold::default();
                 for p in chunk.positions() {
                     let c = chunk.get_mut(p);
-                    update_contact(bodies, broad, mixing, c, settings, &mut manifold);
+                    update_contact(bodies, broad, mixing, *modifier, c, settings, &mut manifold);
                 }
             });
         }
     });
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the narrow phase's shared inputs, each a separate part of the world"
+)]
 fn update_contact(
     bodies: &Bodies,
     broad: &BroadPhase,
     mixing: &MaterialMixing,
+    modifier: Option<&ContactModifier>,
     c: &mut Contact,
     settings: &CollisionSettings,
     manifold: &mut ContactManifold,
@@ -282,7 +294,7 @@ fn update_contact(
     // B's pose in A's frame: if it barely changed since the manifold was computed, move
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
-    if !sensor && c.cache.matches(&rel) {
+    let mut touching = if !sensor && c.cache.matches(&rel) {
         let n = sa.transform.rotation * c.cache.normal;
         c.manifold.normal = n;
         for p in &mut c.manifold.points {
@@ -290,40 +302,51 @@ fn update_contact(
             let pb = sb.transform.transform_point(p.local_b);
             p.separation = (pb - pa).dot(n);
         }
-        return;
-    }
-    let margin = if sensor {
-        0.0
+        !c.manifold.points.is_empty()
     } else {
-        speculative_margin(bodies, c.body_a, c.body_b, settings)
-    };
-    manifold.clear();
-    let touching = collide(
-        &ba.shape,
-        &sa.transform,
-        &bb.shape,
-        &sb.transform,
-        margin,
-        manifold,
-    ) && !manifold.points.is_empty();
-    if sensor {
-        c.manifold.points.clear();
-        c.manifold.normal = manifold.normal;
-    } else {
-        let parts_before = c.manifold.materials;
-        c.update_manifold(manifold);
-        // Touching another material's part of a mesh or compound: mix anew.
-        if c.manifold.materials != parts_before {
-            let mixed = mixing.mix_parts(ba, bb, c.manifold.materials);
-            c.friction = mixed.friction;
-            c.restitution = mixed.restitution;
-        }
-        c.cache = PairCache {
-            position: rel.translation,
-            rotation: rel.rotation,
-            normal: sa.transform.rotation.inverse() * manifold.normal,
-            valid: true,
+        let margin = if sensor {
+            0.0
+        } else {
+            speculative_margin(bodies, c.body_a, c.body_b, settings)
         };
+        manifold.clear();
+        let touching = collide(
+            &ba.shape,
+            &sa.transform,
+            &bb.shape,
+            &sb.transform,
+            margin,
+            manifold,
+        ) && !manifold.points.is_empty();
+        if sensor {
+            c.manifold.points.clear();
+            c.manifold.normal = manifold.normal;
+        } else {
+            let parts_before = c.manifold.materials;
+            c.update_manifold(manifold);
+            // Touching another material's part of a mesh or compound: mix anew.
+            if c.manifold.materials != parts_before {
+                let mixed = mixing.mix_parts(ba, bb, c.manifold.materials);
+                c.friction = mixed.friction;
+                c.restitution = mixed.restitution;
+            }
+            c.cache = PairCache {
+                position: rel.translation,
+                rotation: rel.rotation,
+                normal: sa.transform.rotation.inverse() * manifold.normal,
+                valid: true,
+            };
+        }
+        touching
+    };
+    if !sensor {
+        // The user's contact modifier, every step while the contact has points.
+        c.solve_friction = c.friction;
+        c.solve_restitution = c.restitution;
+        c.tangent_velocity = Vec3A::ZERO;
+        if touching && let Some(modify) = modifier {
+            touching = hooks::modify_contact(modify, ba, bb, sa, sb, c);
+        }
     }
     c.flags.set(ContactFlags::TOUCHING, touching);
     if touching && !was_touching {

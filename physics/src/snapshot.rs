@@ -276,8 +276,10 @@ impl World {
         self.contacts = contacts;
         self.joints = joints;
         let pair_filter = self.exclusions.pair_filter.take();
+        let contact_modifier = self.exclusions.contact_modifier.take();
         self.exclusions = exclusions;
         self.exclusions.pair_filter = pair_filter;
+        self.exclusions.contact_modifier = contact_modifier;
         self.mixing = mixing;
         self.step_count = step_count;
         self.events.clear();
@@ -454,6 +456,7 @@ fn write_exclusions(w: &mut Writer, exclusions: &ExclusionList) {
     let ExclusionList {
         pairs,
         pair_filter: _,
+        contact_modifier: _,
     } = exclusions;
     w.count(pairs.len());
     for &(a, b) in pairs {

@@ -139,6 +139,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
                     &bodies,
                     &bp,
                     &cx.read::<MaterialMixing>(),
+                    &cx.read::<ExclusionList>(),
                     &mut contacts,
                     &collision_settings(&desc, dt),
                 );
@@ -149,6 +150,7 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .reads::<WorldDesc>()
         .reads::<StepDt>()
         .reads::<MaterialMixing>()
+        .reads::<ExclusionList>()
         .writes::<ContactManager>()
         .after([find])
         .id();

@@ -579,6 +579,9 @@ impl World {
         );
         c.friction = mixed.friction;
         c.restitution = mixed.restitution;
+        // A woken contact may be solved before the narrow phase visits it again.
+        c.solve_friction = mixed.friction;
+        c.solve_restitution = mixed.restitution;
     }
 
     /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.
@@ -805,6 +808,7 @@ impl World {
             &self.bodies,
             &self.broad_phase,
             &self.mixing,
+            &self.exclusions,
             &mut self.contacts,
             &settings,
         );

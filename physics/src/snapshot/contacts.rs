@@ -89,6 +89,9 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         impulses,
         friction,
         restitution,
+        solve_friction,
+        solve_restitution,
+        tangent_velocity,
         flags,
         cache,
         alive: _,
@@ -136,6 +139,9 @@ fn write_contact(w: &mut Writer, c: &Contact) {
     }
     w.f32(*friction);
     w.f32(*restitution);
+    w.f32(*solve_friction);
+    w.f32(*solve_restitution);
+    w.vec3(*tangent_velocity);
     w.u8(flags.bits());
     let PairCache {
         position,
@@ -201,6 +207,19 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
     }
     let friction = r.f32()?;
     let restitution = r.f32()?;
+    let solve_friction = r.f32()?;
+    let solve_restitution = r.f32()?;
+    let tangent_velocity = r.vec3()?;
+    check(
+        [friction, solve_friction]
+            .iter()
+            .all(|f| f.is_finite() && *f >= 0.0)
+            && [restitution, solve_restitution]
+                .iter()
+                .all(|e| (0.0..=1.0).contains(e))
+            && tangent_velocity.is_finite(),
+        "a contact's material values are out of range",
+    )?;
     let flags =
         ContactFlags::from_bits(r.u8()?).ok_or(SnapshotError::Corrupt("unknown contact flags"))?;
     let cache = PairCache {
@@ -224,6 +243,9 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         impulses,
         friction,
         restitution,
+        solve_friction,
+        solve_restitution,
+        tangent_velocity,
         flags,
         cache,
         alive: true,
@@ -252,6 +274,9 @@ fn dead_contact() -> Contact {
         impulses: ArrayVec::new(),
         friction: 0.0,
         restitution: 0.0,
+        solve_friction: 0.0,
+        solve_restitution: 0.0,
+        tangent_velocity: Vec3A::ZERO,
         flags: ContactFlags::empty(),
         cache: PairCache::EMPTY,
         alive: false,

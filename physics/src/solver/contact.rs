@@ -150,6 +150,9 @@ pub struct ContactConstraint {
     pub friction: f32,
     /// Mixed restitution.
     pub restitution: f32,
+    /// Target sliding velocity of B relative to A along the two tangents (a conveyor
+    /// belt's; zero for plain contacts).
+    pub tangent_speed: [f32; 2],
     /// Soft constraint coefficients.
     pub softness: Softness,
     /// Mass of A ([`BodyMass::FIXED`] unless A is dynamic).
@@ -329,7 +332,12 @@ impl ContactConstraint {
         for p in &mut self.points {
             let dv = vel(a, b, p.r_a, p.r_b);
             let max = self.friction * p.normal_impulse;
-            let vt = [dv.dot(self.tangents[0]), dv.dot(self.tangents[1])];
+            // Slip relative to the target sliding velocity (exactly `dv · t` when it is
+            // zero: subtracting 0.0 changes no bit).
+            let vt = [
+                dv.dot(self.tangents[0]) - self.tangent_speed[0],
+                dv.dot(self.tangents[1]) - self.tangent_speed[1],
+            ];
             let old = p.tangent_impulse;
             let mut new = [
                 old[0] - p.tangent_mass[0] * vt[0],

@@ -109,6 +109,7 @@ pub struct ContactBundle {
     tangents: [Vec3W; 2],
     friction: FloatW,
     restitution: FloatW,
+    tangent_speed: [FloatW; 2],
     inv_mass_a: FloatW,
     inv_inertia_a: Mat3W,
     inv_mass_b: FloatW,
@@ -162,6 +163,7 @@ impl ContactBundle {
         self.side_a = [LaneSide::default(); LANES];
         self.side_b = [LaneSide::default(); LANES];
         self.restitution = FloatW::ZERO;
+        self.tangent_speed = [FloatW::ZERO; 2];
         for p in &mut self.points {
             p.mask_a = MaskW::default();
             p.mask_b = MaskW::default();
@@ -197,6 +199,8 @@ impl ContactBundle {
         self.tangents[1].set_lane(i, c.tangents[1]);
         self.friction.0[i] = c.friction;
         self.restitution.0[i] = c.restitution;
+        self.tangent_speed[0].0[i] = c.tangent_speed[0];
+        self.tangent_speed[1].0[i] = c.tangent_speed[1];
         let (a, b) = (&c.mass_a, &c.mass_b);
         self.inv_mass_a.0[i] = a.inv_mass;
         self.inv_inertia_a.set_lane(i, &a.inv_inertia);
@@ -439,7 +443,10 @@ impl ContactBundle {
             let p = self.points[i];
             let dv = Self::relative_velocity(&a, &b, p.r_a, p.r_b);
             let max = self.friction * p.normal_impulse;
-            let vt = [dv.dot(t0), dv.dot(t1)];
+            let vt = [
+                dv.dot(t0) - self.tangent_speed[0],
+                dv.dot(t1) - self.tangent_speed[1],
+            ];
             let old = p.tangent_impulse;
             let mut new = [
                 old[0] - p.tangent_mass[0] * vt[0],
@@ -594,6 +601,8 @@ mod tests {
             tangents: tangent_basis(n),
             friction: [0.6, 0.05, 1.0, 0.3][k % 4],
             restitution: [0.0, 0.5, 0.9, 0.0][k % 4],
+            // A conveyor on one lane: lanes must still match the scalar path bit for bit.
+            tangent_speed: if k % 4 == 1 { [0.7, -0.2] } else { [0.0, 0.0] },
             softness: Softness::new(90.0, 10.0, 1.0 / 600.0),
             mass_a: a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: b.map_or(BodyMass::FIXED, |i| masses[i as usize]),

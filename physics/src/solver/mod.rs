@@ -480,6 +480,7 @@ fn build_constraints(
                 ..ConstraintPoint::default()
             });
         }
+        let tangents = tangent_basis(n);
         let mut cc = ContactConstraint {
             contact: e.id,
             body_a: e.body_a,
@@ -487,9 +488,13 @@ fn build_constraints(
             fixed_a: fixed_velocity(bodies, c.body_a),
             fixed_b: fixed_velocity(bodies, c.body_b),
             normal: n,
-            tangents: tangent_basis(n),
-            friction: c.friction,
-            restitution: c.restitution,
+            tangents,
+            friction: c.solve_friction,
+            restitution: c.solve_restitution,
+            tangent_speed: [
+                c.tangent_velocity.dot(tangents[0]),
+                c.tangent_velocity.dot(tangents[1]),
+            ],
             softness: soft,
             mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
