@@ -75,13 +75,22 @@ impl BodyId {
 /// How a body moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MotionType {
-    /// Never moves; infinite mass. Costs nothing per step.
-    Static,
+    /// Never moves; infinite mass. Costs nothing per step. Made by [`BodyDesc::fixed`]
+    /// (Rapier's name; formerly `MotionType::Static`, still accepted).
+    Fixed,
     /// Moved by its velocity only (set by the user); infinite mass, pushes dynamic bodies.
     Kinematic,
     /// Moved by forces, gravity and contacts.
     #[default]
     Dynamic,
+}
+
+impl MotionType {
+    /// The old name of [`MotionType::Fixed`], kept so that code written against it still
+    /// compiles, in expressions and in patterns.
+    #[allow(non_upper_case_globals)]
+    #[deprecated(note = "renamed `MotionType::Fixed`, as `BodyDesc::fixed` makes it")]
+    pub const Static: MotionType = MotionType::Fixed;
 }
 
 /// How a moving body's motion is checked for tunnelling.
@@ -203,7 +212,7 @@ impl BodyDesc {
         Self {
             shape,
             position,
-            motion_type: MotionType::Static,
+            motion_type: MotionType::Fixed,
             ..Self::default()
         }
     }
@@ -214,7 +223,7 @@ impl BodyDesc {
     pub fn anchor(position: Vec3) -> Self {
         Self {
             position,
-            motion_type: MotionType::Static,
+            motion_type: MotionType::Fixed,
             shapeless: true,
             ..Self::default()
         }

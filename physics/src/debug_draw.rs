@@ -352,7 +352,7 @@ impl World {
     /// The colour of the body in slot `index` under `mode`.
     fn body_color(&self, index: u32, mode: ColorMode, islands: &[u32]) -> Color {
         let body = &self.bodies.bodies[index as usize];
-        if body.set == STATIC_SET || body.motion_type == MotionType::Static {
+        if body.set == STATIC_SET || body.motion_type == MotionType::Fixed {
             return Color::GREY;
         }
         if body.is_sensor {

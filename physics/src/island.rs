@@ -133,8 +133,8 @@ pub(crate) fn update_sleep(
         );
         if a.set == AWAKE_SET
             && b.set == AWAKE_SET
-            && a.motion_type != MotionType::Static
-            && b.motion_type != MotionType::Static
+            && a.motion_type != MotionType::Fixed
+            && b.motion_type != MotionType::Fixed
         {
             union(&mut s.parent, a.local, b.local);
         }
@@ -148,8 +148,8 @@ pub(crate) fn update_sleep(
         );
         if a.set == AWAKE_SET
             && b.set == AWAKE_SET
-            && a.motion_type != MotionType::Static
-            && b.motion_type != MotionType::Static
+            && a.motion_type != MotionType::Fixed
+            && b.motion_type != MotionType::Fixed
         {
             union(&mut s.parent, a.local, b.local);
         }
@@ -248,7 +248,7 @@ pub(crate) fn wake_touched(
         );
         let awake_mover = |i: u32| {
             let b = &bodies.bodies[i as usize];
-            b.set == AWAKE_SET && b.motion_type != MotionType::Static
+            b.set == AWAKE_SET && b.motion_type != MotionType::Fixed
         };
         if sa >= FIRST_SLEEPING_SET && awake_mover(c.body_b) {
             wake_set(bodies, sa, events);

@@ -469,7 +469,7 @@ impl<W: Write> Recorder<W> {
                     index: slot as u32,
                     generation: b.generation,
                     motion: match b.motion_type {
-                        MotionType::Static => 0,
+                        MotionType::Fixed => 0,
                         MotionType::Kinematic => 1,
                         MotionType::Dynamic => 2,
                     },

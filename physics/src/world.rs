@@ -159,7 +159,7 @@ impl World {
             return Err(PhysicsError::InvalidLayer(desc.layer));
         }
         let is_half_space = !desc.shapeless && desc.shape.kind() == ShapeKind::HalfSpace;
-        if is_half_space && desc.motion_type != MotionType::Static {
+        if is_half_space && desc.motion_type != MotionType::Fixed {
             return Err(PhysicsError::InfiniteShapeOnMovingBody);
         }
         let (mass, local_center, inv_inertia) = if desc.motion_type == MotionType::Dynamic {
@@ -173,7 +173,7 @@ impl World {
 
         let transform = Isometry::new(desc.position.into(), desc.rotation.normalize());
         let center = transform.transform_point(local_center);
-        let moving = desc.motion_type != MotionType::Static;
+        let moving = desc.motion_type != MotionType::Fixed;
         let body = Body {
             generation: 0,
             alive: true,
@@ -401,7 +401,7 @@ impl World {
     }
 
     fn require_moving(&self, id: BodyId) -> Result<(), PhysicsError> {
-        if self.bodies.get(id)?.motion_type == MotionType::Static {
+        if self.bodies.get(id)?.motion_type == MotionType::Fixed {
             return Err(PhysicsError::WrongMotionType);
         }
         Ok(())

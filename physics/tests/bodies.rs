@@ -152,7 +152,7 @@ fn setters_validate_and_change_only_what_they_name() {
         Err(PhysicsError::WrongMotionType)
     );
     assert_eq!(w.state_hash(), before, "a refused call changes nothing");
-    assert_eq!(w.motion_type(s).unwrap(), MotionType::Static);
+    assert_eq!(w.motion_type(s).unwrap(), MotionType::Fixed);
 }
 
 #[test]
@@ -194,4 +194,19 @@ fn static_and_sleeping_bodies_are_not_in_the_awake_set() {
     w.set_linear_velocity(b, Vec3::new(1.0, 0.0, 0.0)).unwrap();
     assert!(!w.is_sleeping(b).unwrap());
     assert_eq!(w.awake_body_count(), 1);
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_old_static_name_still_means_fixed_in_expressions_and_patterns() {
+    use joule_physics::body::MotionType;
+    let desc = BodyDesc::fixed(Shape::sphere(1.0).unwrap(), Vec3::ZERO);
+    assert_eq!(desc.motion_type, MotionType::Fixed);
+    assert_eq!(MotionType::Static, MotionType::Fixed);
+    let named = match desc.motion_type {
+        MotionType::Static => "fixed",
+        MotionType::Kinematic => "kinematic",
+        MotionType::Dynamic => "dynamic",
+    };
+    assert_eq!(named, "fixed");
 }

@@ -159,7 +159,7 @@ fn check_links(bodies: &Bodies) -> Result<(), SnapshotError> {
             "a body's set and position do not point back at it",
         )?;
         check(
-            (b.motion_type == MotionType::Static) == (b.set == STATIC_SET),
+            (b.motion_type == MotionType::Fixed) == (b.set == STATIC_SET),
             "a body is in the wrong set for its motion type",
         )?;
         let sim = sim.expect("checked above");
@@ -256,7 +256,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
     w.u32(*set);
     w.u32(*local);
     w.u8(match motion_type {
-        MotionType::Static => 0,
+        MotionType::Fixed => 0,
         MotionType::Kinematic => 1,
         MotionType::Dynamic => 2,
     });
@@ -306,14 +306,14 @@ fn read_body(
     let set = r.u32()?;
     let local = r.u32()?;
     let motion_type = match r.u8()? {
-        0 => MotionType::Static,
+        0 => MotionType::Fixed,
         1 => MotionType::Kinematic,
         2 => MotionType::Dynamic,
         _ => return Err(SnapshotError::Corrupt("unknown motion type")),
     };
     let shape = read_shape(r, hulls)?;
     check(
-        motion_type == MotionType::Static || !matches!(shape, Shape::HalfSpace(_)),
+        motion_type == MotionType::Fixed || !matches!(shape, Shape::HalfSpace(_)),
         "a moving body has a half-space shape",
     )?;
     let local_center = r.finite_vec3("non-finite centre of mass")?;
@@ -358,7 +358,7 @@ fn read_body(
     let proxy = if r.bool()? {
         let proxy = read_proxy(r)?;
         check(
-            (proxy.kind == ProxyKind::Static) == (motion_type == MotionType::Static),
+            (proxy.kind == ProxyKind::Static) == (motion_type == MotionType::Fixed),
             "a body's proxy is in the wrong tree",
         )?;
         Some(proxy)
@@ -409,7 +409,7 @@ fn dead_body(generation: u32) -> Body {
         alive: false,
         set: 0,
         local: 0,
-        motion_type: MotionType::Static,
+        motion_type: MotionType::Fixed,
         shape: Shape::Sphere(Sphere { radius: 1.0 }),
         local_center: Vec3A::ZERO,
         mass: 0.0,

@@ -90,7 +90,7 @@ fn check_proxies(bp: &BroadPhase, bodies: &Bodies) -> Result<(), SnapshotError> 
             leaf.is_some_and(|n| n.is_leaf() && n.height == 0 && n.user_data as usize == index),
             "a body's proxy is not its leaf in the broad phase",
         )?;
-        counts[usize::from(b.motion_type != MotionType::Static)] += 1;
+        counts[usize::from(b.motion_type != MotionType::Fixed)] += 1;
     }
     check(
         counts == [bp.static_tree.leaves, bp.moving_tree.leaves],
