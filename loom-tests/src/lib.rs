@@ -12,8 +12,9 @@
 //!
 //! This library holds what the models share: [`Tally`], the observer that records which
 //! test jobs ran, how often and in which order; [`Seen`], which checks that a model
-//! reached the case it is about; and (under loom) [`Model`], [`model`] and [`nudge`],
-//! which run a model and widen loom's search (see [`Model`] for why).
+//! reached the case it is about; and (under loom) `Model`, `model` and `nudge`,
+//! which run a model and widen loom's search (see `Model` for why).
+#![deny(missing_docs)]
 
 #[cfg(loom)]
 use std::sync::Arc;
