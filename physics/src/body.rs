@@ -136,6 +136,15 @@ pub struct BodyDesc {
     pub friction: f32,
     /// Restitution (bounciness) in [0, 1].
     pub restitution: f32,
+    /// Rolling resistance as a length (m, >= 0; 0 by default): contacts resist rolling
+    /// with a torque up to this times the normal force (`torque = b N`, the textbook
+    /// coefficient of rolling friction; a ball of radius `r` slows at `(5/7) (b / r) g`).
+    /// A contact takes the larger of its two bodies' values.
+    pub rolling_friction: f32,
+    /// Spinning (torsional) resistance as a length (m, >= 0; 0 by default): contacts
+    /// resist turning about their normal with a torque up to this times the normal force.
+    /// A contact takes the larger of its two bodies' values.
+    pub spinning_friction: f32,
     /// Material id, the key of the world's per-material-pair table
     /// ([`crate::material::MaterialMixing`]); with no entry for a pair, the friction and
     /// restitution above are mixed by the world's rules.
@@ -179,6 +188,8 @@ impl Default for BodyDesc {
             shapeless: false,
             friction: 0.5,
             restitution: 0.0,
+            rolling_friction: 0.0,
+            spinning_friction: 0.0,
             material: MaterialId::DEFAULT,
             linear_damping: 0.0,
             angular_damping: 0.0,
@@ -304,6 +315,8 @@ pub(crate) struct Body {
     pub mass: f32,
     pub friction: f32,
     pub restitution: f32,
+    pub rolling_friction: f32,
+    pub spinning_friction: f32,
     pub material: MaterialId,
     pub linear_damping: f32,
     pub angular_damping: f32,

@@ -88,7 +88,16 @@ impl BodyDesc {
         self
     }
 
-    /// Sets the material id (the key of the world's material pair table).
+    /// Sets the rolling and spinning resistance lengths (m; see
+    /// [`BodyDesc::rolling_friction`]).
+    #[must_use]
+    pub fn rolling_friction(mut self, rolling: f32, spinning: f32) -> Self {
+        self.rolling_friction = rolling;
+        self.spinning_friction = spinning;
+        self
+    }
+
+    /// Sets the material id (the key of the world's pair tables).
     #[must_use]
     pub fn material(mut self, material: MaterialId) -> Self {
         self.material = material;

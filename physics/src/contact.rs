@@ -153,6 +153,8 @@ pub(crate) struct Contact {
     pub solve_friction: f32,
     pub solve_restitution: f32,
     pub tangent_velocity: Vec3A,
+    /// Mixed rolling and spinning resistance.
+    pub rolling: crate::material::RollingMaterial,
     pub flags: ContactFlags,
     /// The relative pose of the last full manifold computation.
     pub cache: PairCache,

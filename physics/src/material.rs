@@ -82,6 +82,28 @@ impl SurfaceMaterial {
     }
 }
 
+/// Rolling and spinning resistance lengths (m) of a body or a pair entry (see
+/// [`BodyDesc::rolling_friction`](crate::body::BodyDesc::rolling_friction)). Without a
+/// pair entry a contact takes the larger of its two bodies' values of each, so one
+/// resisting body is enough (a ball on any floor).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RollingMaterial {
+    /// Rolling resistance (m): torque up to this times the normal force.
+    pub rolling: f32,
+    /// Spinning resistance (m): torque about the normal up to this times the normal force.
+    pub spinning: f32,
+}
+
+impl RollingMaterial {
+    /// Whether both lengths are finite and >= 0.
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        [self.rolling, self.spinning]
+            .iter()
+            .all(|x| x.is_finite() && *x >= 0.0)
+    }
+}
+
 /// The mixing rules plus the per-material-pair table (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaterialMixing {
@@ -91,6 +113,8 @@ pub struct MaterialMixing {
     pub(crate) pairs: Vec<((u16, u16), SurfaceMaterial)>,
     /// Friction and restitution of composite-shape parts by material id, sorted by id.
     pub(crate) surfaces: Vec<(u16, SurfaceMaterial)>,
+    /// Rolling and spinning pair entries, keyed as `pairs`.
+    pub(crate) rolling_pairs: Vec<((u16, u16), RollingMaterial)>,
 }
 
 impl Default for MaterialMixing {
@@ -109,6 +133,7 @@ impl MaterialMixing {
             restitution_rule: MixRule::Max,
             pairs: Vec::new(),
             surfaces: Vec::new(),
+            rolling_pairs: Vec::new(),
         }
     }
 
@@ -200,6 +225,61 @@ impl MaterialMixing {
     /// Every part surface, by id.
     pub fn surfaces(&self) -> impl ExactSizeIterator<Item = (MaterialId, SurfaceMaterial)> {
         self.surfaces.iter().map(|&(id, m)| (MaterialId(id), m))
+    }
+
+    /// Sets the rolling and spinning resistance every contact between materials `a` and
+    /// `b` uses (either order), in place of the larger of the bodies' values. Refuses
+    /// negative or non-finite lengths.
+    pub fn set_rolling_pair(
+        &mut self,
+        a: MaterialId,
+        b: MaterialId,
+        rolling: RollingMaterial,
+    ) -> Result<(), PhysicsError> {
+        if !rolling.is_valid() {
+            return Err(PhysicsError::InvalidMaterial);
+        }
+        let key = Self::key(a, b);
+        match self.rolling_pairs.binary_search_by_key(&key, |e| e.0) {
+            Ok(i) => self.rolling_pairs[i].1 = rolling,
+            Err(i) => self.rolling_pairs.insert(i, (key, rolling)),
+        }
+        Ok(())
+    }
+
+    /// Removes a rolling pair entry; returns whether there was one.
+    pub fn remove_rolling_pair(&mut self, a: MaterialId, b: MaterialId) -> bool {
+        let key = Self::key(a, b);
+        match self.rolling_pairs.binary_search_by_key(&key, |e| e.0) {
+            Ok(i) => {
+                self.rolling_pairs.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The rolling pair entry, if any.
+    #[must_use]
+    pub fn rolling_pair(&self, a: MaterialId, b: MaterialId) -> Option<RollingMaterial> {
+        let key = Self::key(a, b);
+        self.rolling_pairs
+            .binary_search_by_key(&key, |e| e.0)
+            .ok()
+            .map(|i| self.rolling_pairs[i].1)
+    }
+
+    /// The rolling and spinning resistance of a contact between two bodies.
+    pub(crate) fn mix_rolling(&self, a: &Body, b: &Body) -> RollingMaterial {
+        if !self.rolling_pairs.is_empty()
+            && let Some(m) = self.rolling_pair(a.material, b.material)
+        {
+            return m;
+        }
+        RollingMaterial {
+            rolling: a.rolling_friction.max(b.rolling_friction),
+            spinning: a.spinning_friction.max(b.spinning_friction),
+        }
     }
 
     /// Removes the pair entry; returns whether there was one.

@@ -209,6 +209,7 @@ pub(crate) fn find_new_contacts(
             solve_friction: mixed.friction,
             solve_restitution: mixed.restitution,
             tangent_velocity: Vec3A::ZERO,
+            rolling: mixing.mix_rolling(ba, bb),
             flags,
             alive: true,
         });

@@ -75,7 +75,7 @@ use crate::broad_phase::BroadPhase;
 use crate::contact::ContactManager;
 use crate::filter::{ExclusionList, LayerTable};
 use crate::island::SleepSettings;
-use crate::material::{MaterialMixing, MixRule, SurfaceMaterial};
+use crate::material::{MaterialMixing, MixRule, RollingMaterial, SurfaceMaterial};
 use crate::solver::SolverSettings;
 use crate::world::{World, WorldDesc};
 
@@ -506,6 +506,7 @@ fn write_mixing(w: &mut Writer, mixing: &MaterialMixing) {
         restitution_rule,
         pairs,
         surfaces,
+        rolling_pairs,
     } = mixing;
     w.u8(mix_rule_code(*friction_rule));
     w.u8(mix_rule_code(*restitution_rule));
@@ -521,6 +522,13 @@ fn write_mixing(w: &mut Writer, mixing: &MaterialMixing) {
         w.u16(id);
         w.f32(m.friction);
         w.f32(m.restitution);
+    }
+    w.count(rolling_pairs.len());
+    for &((a, b), m) in rolling_pairs {
+        w.u16(a);
+        w.u16(b);
+        w.f32(m.rolling);
+        w.f32(m.spinning);
     }
 }
 
@@ -560,6 +568,22 @@ fn read_mixing(r: &mut Reader<'_>) -> Result<MaterialMixing, SnapshotError> {
         };
         check(m.is_valid(), "a part surface's values are out of range")?;
         mixing.surfaces.push((id, m));
+    }
+    let n = r.count(12)?;
+    let mut last = None;
+    for _ in 0..n {
+        let key = (r.u16()?, r.u16()?);
+        check(
+            key.0 <= key.1 && last.is_none_or(|l| l < key),
+            "the rolling pair table is not sorted",
+        )?;
+        last = Some(key);
+        let m = RollingMaterial {
+            rolling: r.f32()?,
+            spinning: r.f32()?,
+        };
+        check(m.is_valid(), "a rolling pair's values are out of range")?;
+        mixing.rolling_pairs.push((key, m));
     }
     Ok(mixing)
 }

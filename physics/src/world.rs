@@ -19,7 +19,7 @@ use crate::filter::ExclusionList;
 use crate::island::{self, IslandScratch, SleepEvent};
 use crate::joint::Joints;
 use crate::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
-use crate::material::{MaterialId, MaterialMixing, MixRule, SurfaceMaterial};
+use crate::material::{MaterialId, MaterialMixing, MixRule, RollingMaterial, SurfaceMaterial};
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::pipeline::{self, CollisionSettings};
 use crate::query::{self, QueryFilter, RayHit};
@@ -145,6 +145,8 @@ impl World {
         let material_ok = desc.friction.is_finite()
             && desc.friction >= 0.0
             && (0.0..=1.0).contains(&desc.restitution)
+            && rolling_ok(desc.rolling_friction)
+            && rolling_ok(desc.spinning_friction)
             && desc.linear_damping.is_finite()
             && desc.linear_damping >= 0.0
             && desc.angular_damping.is_finite()
@@ -185,6 +187,8 @@ impl World {
             mass,
             friction: desc.friction,
             restitution: desc.restitution,
+            rolling_friction: desc.rolling_friction,
+            spinning_friction: desc.spinning_friction,
             material: desc.material,
             linear_damping: desc.linear_damping,
             angular_damping: desc.angular_damping,
@@ -499,6 +503,47 @@ impl World {
         removed
     }
 
+    /// Sets the rolling and spinning resistance of every contact between bodies of
+    /// materials `a` and `b` (either order), in place of the larger of the bodies' own.
+    /// Applies to existing contacts from the next step; refuses negative or non-finite
+    /// lengths ([`PhysicsError::InvalidMaterial`]) and then changes nothing.
+    pub fn set_rolling_pair(
+        &mut self,
+        a: MaterialId,
+        b: MaterialId,
+        rolling: RollingMaterial,
+    ) -> Result<(), PhysicsError> {
+        self.mixing.set_rolling_pair(a, b, rolling)?;
+        self.remix_pair(a, b);
+        Ok(())
+    }
+
+    /// Sets a body's own rolling and spinning resistance (and its contacts', from the next
+    /// step). Refuses negative or non-finite lengths and then changes nothing.
+    pub fn set_rolling_friction(
+        &mut self,
+        id: BodyId,
+        rolling: RollingMaterial,
+    ) -> Result<(), PhysicsError> {
+        if !rolling.is_valid() {
+            return Err(PhysicsError::InvalidMaterial);
+        }
+        let body = self.bodies.get_mut(id)?;
+        body.rolling_friction = rolling.rolling;
+        body.spinning_friction = rolling.spinning;
+        self.remix_body(id.index());
+        Ok(())
+    }
+
+    /// A body's own rolling and spinning resistance.
+    pub fn rolling_friction(&self, id: BodyId) -> Result<RollingMaterial, PhysicsError> {
+        let b = self.bodies.get(id)?;
+        Ok(RollingMaterial {
+            rolling: b.rolling_friction,
+            spinning: b.spinning_friction,
+        })
+    }
+
     /// Replaces the rules that mix two bodies' friction and restitution where the pair
     /// table has no entry. Applies to existing contacts from the next step.
     pub fn set_mixing_rules(&mut self, friction: MixRule, restitution: MixRule) {
@@ -582,6 +627,10 @@ impl World {
         // A woken contact may be solved before the narrow phase visits it again.
         c.solve_friction = mixed.friction;
         c.solve_restitution = mixed.restitution;
+        c.rolling = self.mixing.mix_rolling(
+            &self.bodies.bodies[c.body_a as usize],
+            &self.bodies.bodies[c.body_b as usize],
+        );
     }
 
     /// Advances the world by `dt` seconds: collisions, solve (with substeps), sleep.
@@ -902,4 +951,9 @@ impl World {
         out.sort_by_key(|c| (c.body_a, c.body_b));
         out
     }
+}
+
+/// Whether a rolling or spinning resistance length is usable (finite, >= 0).
+fn rolling_ok(b: f32) -> bool {
+    b.is_finite() && b >= 0.0
 }

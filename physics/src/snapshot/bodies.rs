@@ -234,6 +234,8 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         mass,
         friction,
         restitution,
+        rolling_friction,
+        spinning_friction,
         material,
         linear_damping,
         angular_damping,
@@ -266,6 +268,8 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         *mass,
         *friction,
         *restitution,
+        *rolling_friction,
+        *spinning_friction,
         *linear_damping,
         *angular_damping,
         *gravity_scale,
@@ -321,6 +325,8 @@ fn read_body(
     let mass = r.finite(material)?;
     let friction = r.finite(material)?;
     let restitution = r.finite(material)?;
+    let rolling_friction = r.finite(material)?;
+    let spinning_friction = r.finite(material)?;
     let linear_damping = r.finite(material)?;
     let angular_damping = r.finite(material)?;
     let gravity_scale = r.finite(material)?;
@@ -331,6 +337,8 @@ fn read_body(
         mass >= 0.0
             && friction >= 0.0
             && (0.0..=1.0).contains(&restitution)
+            && rolling_friction >= 0.0
+            && spinning_friction >= 0.0
             && linear_damping >= 0.0
             && angular_damping >= 0.0
             && max_linear_speed > 0.0
@@ -381,6 +389,8 @@ fn read_body(
         mass,
         friction,
         restitution,
+        rolling_friction,
+        spinning_friction,
         material: material_id,
         linear_damping,
         angular_damping,
@@ -415,6 +425,8 @@ fn dead_body(generation: u32) -> Body {
         mass: 0.0,
         friction: 0.0,
         restitution: 0.0,
+        rolling_friction: 0.0,
+        spinning_friction: 0.0,
         material: MaterialId::DEFAULT,
         linear_damping: 0.0,
         angular_damping: 0.0,

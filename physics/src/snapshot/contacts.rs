@@ -92,6 +92,7 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         solve_friction,
         solve_restitution,
         tangent_velocity,
+        rolling,
         flags,
         cache,
         alive: _,
@@ -142,6 +143,8 @@ fn write_contact(w: &mut Writer, c: &Contact) {
     w.f32(*solve_friction);
     w.f32(*solve_restitution);
     w.vec3(*tangent_velocity);
+    w.f32(rolling.rolling);
+    w.f32(rolling.spinning);
     w.u8(flags.bits());
     let PairCache {
         position,
@@ -210,6 +213,14 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
     let solve_friction = r.f32()?;
     let solve_restitution = r.f32()?;
     let tangent_velocity = r.vec3()?;
+    let rolling = crate::material::RollingMaterial {
+        rolling: r.f32()?,
+        spinning: r.f32()?,
+    };
+    check(
+        rolling.is_valid(),
+        "a contact's rolling values are out of range",
+    )?;
     check(
         [friction, solve_friction]
             .iter()
@@ -246,6 +257,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         solve_friction,
         solve_restitution,
         tangent_velocity,
+        rolling,
         flags,
         cache,
         alive: true,
@@ -277,6 +289,7 @@ fn dead_contact() -> Contact {
         solve_friction: 0.0,
         solve_restitution: 0.0,
         tangent_velocity: Vec3A::ZERO,
+        rolling: Default::default(),
         flags: ContactFlags::empty(),
         cache: PairCache::EMPTY,
         alive: false,

@@ -123,6 +123,34 @@ pub struct ConstraintPoint {
     pub bounced: bool,
 }
 
+/// Rolling and spinning resistance of a manifold: angular rows on the bodies' relative
+/// angular velocity, across the normal (rolling) and about it (spinning), each bounded by
+/// its coefficient times the manifold's total normal impulse. Both coefficients are
+/// lengths (m), the textbook "coefficient of rolling friction" `b` of `torque = b N`: a
+/// solid ball of radius `r` rolling on flat ground slows at `(5/7) (b / r) g`, and a body
+/// spinning on a face slows at `b m g / I`. Solved after the normal rows, so the bound is
+/// this iteration's normal impulse; accumulated over the step's substeps, not stored
+/// across steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RollingRows {
+    /// Rolling resistance length (m).
+    pub rolling: f32,
+    /// Spinning resistance length (m).
+    pub spinning: f32,
+    /// Effective masses of the two rolling axes (the tangents) and of the normal axis.
+    pub mass: [f32; 3],
+    /// Accumulated angular impulses along the two tangents and the normal.
+    pub impulse: [f32; 3],
+}
+
+impl RollingRows {
+    /// Whether the manifold has any resistance to roll or spin.
+    #[must_use]
+    pub fn is_active(&self) -> bool {
+        self.rolling > 0.0 || self.spinning > 0.0
+    }
+}
+
 /// A point bounces once it is within this distance of touching (m): a speculative point
 /// is first slowed to close its gap exactly, and bounces in the next pass, so this only
 /// absorbs the rounding of the separation (a 5 mm slop made a 0.5 m drop at e = 0.3
@@ -153,6 +181,8 @@ pub struct ContactConstraint {
     /// Target sliding velocity of B relative to A along the two tangents (a conveyor
     /// belt's; zero for plain contacts).
     pub tangent_speed: [f32; 2],
+    /// Rolling and spinning resistance (zero for most contacts; see [`RollingRows`]).
+    pub rolling: RollingRows,
     /// Soft constraint coefficients.
     pub softness: Softness,
     /// Mass of A ([`BodyMass::FIXED`] unless A is dynamic).
@@ -220,6 +250,57 @@ impl ContactConstraint {
             p.bounced = false;
             p.base_separation = p.separation - (p.r_b.dot(n) - p.r_a.dot(n));
         }
+        if self.rolling.is_active() {
+            let axes = [self.tangents[0], self.tangents[1], n];
+            self.rolling.mass = axes.map(|d| {
+                let k = d.dot(ma.inv_inertia * d) + d.dot(mb.inv_inertia * d);
+                if k > 0.0 { 1.0 / k } else { 0.0 }
+            });
+            self.rolling.impulse = [0.0; 3];
+        }
+    }
+
+    /// Applies the angular impulse `l` (B gets `+l`, A `-l`).
+    #[inline]
+    fn apply_angular(
+        (ma, mb): (&BodyMass, &BodyMass),
+        a: &mut SolverBody,
+        b: &mut SolverBody,
+        l: Vec3A,
+    ) {
+        a.w -= ma.inv_inertia * l;
+        b.w += mb.inv_inertia * l;
+    }
+
+    /// The rolling and spinning rows (see [`RollingRows`]).
+    fn solve_rolling(&mut self, a: &mut SolverBody, b: &mut SolverBody) {
+        let total: f32 = self.points.iter().map(|p| p.normal_impulse).sum();
+        let axes = [self.tangents[0], self.tangents[1], self.normal];
+        let (_, wa) = self.velocity_a(a);
+        let (_, wb) = self.velocity_b(b);
+        let dw = wb - wa;
+        let r = &mut self.rolling;
+        let old = r.impulse;
+        let mut new = old;
+        if r.rolling > 0.0 {
+            let max = r.rolling * total;
+            new[0] = old[0] - r.mass[0] * dw.dot(axes[0]);
+            new[1] = old[1] - r.mass[1] * dw.dot(axes[1]);
+            let len2 = new[0] * new[0] + new[1] * new[1];
+            if len2 > max * max {
+                let s = max / len2.sqrt();
+                new[0] *= s;
+                new[1] *= s;
+            }
+        }
+        if r.spinning > 0.0 {
+            let max = r.spinning * total;
+            new[2] = (old[2] - r.mass[2] * dw.dot(axes[2])).clamp(-max, max);
+        }
+        r.impulse = new;
+        let l =
+            (new[0] - old[0]) * axes[0] + (new[1] - old[1]) * axes[1] + (new[2] - old[2]) * axes[2];
+        Self::apply_angular((&self.mass_a, &self.mass_b), a, b, l);
     }
 
     #[inline]
@@ -291,6 +372,11 @@ impl ContactConstraint {
                 + p.tangent_impulse[0] * self.tangents[0]
                 + p.tangent_impulse[1] * self.tangents[1];
             Self::apply((&self.mass_a, &self.mass_b), a, b, p.r_a, p.r_b, impulse);
+        }
+        if self.rolling.is_active() {
+            let [i0, i1, i2] = self.rolling.impulse;
+            let l = i0 * self.tangents[0] + i1 * self.tangents[1] + i2 * self.normal;
+            Self::apply_angular((&self.mass_a, &self.mass_b), a, b, l);
         }
     }
 
@@ -414,6 +500,9 @@ impl ContactConstraint {
             p.normal_impulse = new;
             p.max_normal_impulse = p.max_normal_impulse.max(new);
             Self::apply_normal((&self.mass_a, &self.mass_b), a, b, n, (rn_a, rn_b), delta);
+        }
+        if self.rolling.is_active() {
+            self.solve_rolling(a, b);
         }
     }
 }

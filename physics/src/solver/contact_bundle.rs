@@ -534,7 +534,7 @@ mod tests {
 
     use super::*;
     use crate::math::Mat3A;
-    use crate::solver::contact::{BodyMass, ConstraintPoint, tangent_basis};
+    use crate::solver::contact::{BodyMass, ConstraintPoint, RollingRows, tangent_basis};
 
     struct Rng(u64);
 
@@ -603,6 +603,7 @@ mod tests {
             restitution: [0.0, 0.5, 0.9, 0.0][k % 4],
             // A conveyor on one lane: lanes must still match the scalar path bit for bit.
             tangent_speed: if k % 4 == 1 { [0.7, -0.2] } else { [0.0, 0.0] },
+            rolling: RollingRows::default(),
             softness: Softness::new(90.0, 10.0, 1.0 / 600.0),
             mass_a: a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: b.map_or(BodyMass::FIXED, |i| masses[i as usize]),

@@ -62,7 +62,9 @@ use crate::contact::{ContactFlags, ContactManager};
 use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
 
-use contact::{BodyMass, ConstraintPoint, ContactConstraint, Softness, SolverBody, tangent_basis};
+use contact::{
+    BodyMass, ConstraintPoint, ContactConstraint, RollingRows, Softness, SolverBody, tangent_basis,
+};
 use contact_bundle::{ContactBundle, SolveParams};
 use wide::LANES;
 
@@ -162,6 +164,10 @@ pub(crate) struct SolverScratch {
     params: Vec<BodyParams>,
     graph: ConstraintGraph,
     entries: Vec<GraphEntry>,
+    /// Contacts with rolling or spinning resistance: solved with the overflow (scalar,
+    /// serial, after the colours), since the SIMD bundles have no angular rows. Few
+    /// contacts have them (balls, wheels).
+    rolling_entries: Vec<GraphEntry>,
     colors: Vec<ColorWork>,
     overflow: Vec<ContactConstraint>,
     constants: StepConstants,
@@ -429,6 +435,7 @@ fn build_constraints(
     s: &mut SolverScratch,
 ) {
     s.entries.clear();
+    s.rolling_entries.clear();
     for &id in &contacts.active {
         let c = &contacts.contacts[id as usize];
         if !c.alive
@@ -438,17 +445,22 @@ fn build_constraints(
         {
             continue;
         }
-        s.entries.push(GraphEntry {
+        let entry = GraphEntry {
             kind: ConstraintKind::Contact,
             id,
             body_a: solver_index(bodies, c.body_a),
             body_b: solver_index(bodies, c.body_b),
-        });
+        };
+        if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
+            s.rolling_entries.push(entry);
+        } else {
+            s.entries.push(entry);
+        }
     }
     joint_stage::push_entries(bodies, joints, &mut s.entries);
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
     joint_stage::take_entries(&mut s.graph, &mut s.joints);
-    for e in &s.entries {
+    for e in s.entries.iter().chain(&s.rolling_entries) {
         for i in [e.body_a, e.body_b].into_iter().flatten() {
             s.params[i as usize].free = false;
         }
@@ -495,6 +507,11 @@ fn build_constraints(
                 c.tangent_velocity.dot(tangents[0]),
                 c.tangent_velocity.dot(tangents[1]),
             ],
+            rolling: RollingRows {
+                rolling: c.rolling.rolling,
+                spinning: c.rolling.spinning,
+                ..RollingRows::default()
+            },
             softness: soft,
             mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
@@ -565,7 +582,7 @@ fn build_constraints(
             .expect("constraint colouring guarantees distinct bodies per colour");
     }
     s.overflow.clear();
-    for e in &s.graph.overflow {
+    for e in s.graph.overflow.iter().chain(&s.rolling_entries) {
         s.overflow.push(make(e, &s.bodies, &s.masses));
     }
 }
