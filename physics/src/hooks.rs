@@ -229,15 +229,8 @@ pub(crate) fn modify_contact(
     c: &mut Contact,
 ) -> bool {
     let normal = c.manifold.normal;
-    let points = c
-        .manifold
-        .points
-        .iter()
-        .map(|p| {
-            let pa = sa.transform.transform_point(p.local_a);
-            let pb = sb.transform.transform_point(p.local_b);
-            (Vec3::from((pa + pb) * 0.5), p.separation)
-        })
+    let points = pipeline::world_points(c, sa, sb)
+        .map(|(p, s)| (Vec3::from(p), s))
         .collect();
     let mut m = ContactModification {
         bodies: [c.id_a, c.id_b],

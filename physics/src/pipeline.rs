@@ -17,7 +17,7 @@
 use joule_jobs::JobSystem;
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies};
+use crate::body::{AWAKE_SET, Bodies, BodySim};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
     Contact, ContactFlags, ContactInfo, ContactManager, PairCache, motion_types_collide,
@@ -436,19 +436,24 @@ pub(crate) fn report_removed_contact(c: &Contact, events: &mut Events) {
     }
 }
 
+/// A contact's points in world space (midway between the two surfaces) with their
+/// separations.
+pub(crate) fn world_points<'a>(
+    c: &'a Contact,
+    sa: &'a BodySim,
+    sb: &'a BodySim,
+) -> impl Iterator<Item = (Vec3A, f32)> + 'a {
+    c.manifold.points.iter().map(|p| {
+        let pa = sa.transform.transform_point(p.local_a);
+        let pb = sb.transform.transform_point(p.local_b);
+        ((pa + pb) * 0.5, p.separation)
+    })
+}
+
 /// The user-facing view of a contact.
 pub(crate) fn contact_info(bodies: &Bodies, c: &Contact) -> ContactInfo {
     let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
-    let points = c
-        .manifold
-        .points
-        .iter()
-        .map(|p| {
-            let pa = sa.transform.transform_point(p.local_a);
-            let pb = sb.transform.transform_point(p.local_b);
-            ((pa + pb) * 0.5, p.separation)
-        })
-        .collect();
+    let points = world_points(c, sa, sb).collect();
     ContactInfo {
         body_a: c.id_a,
         body_b: c.id_b,

@@ -537,55 +537,73 @@ fn read_mixing(r: &mut Reader<'_>) -> Result<MaterialMixing, SnapshotError> {
     let friction = read_mix_rule(r)?;
     let restitution = read_mix_rule(r)?;
     mixing.set_rules(friction, restitution);
-    let n = r.count(12)?;
-    let mut last = None;
-    for _ in 0..n {
+    let pair_key = |r: &mut Reader<'_>| {
         let key = (r.u16()?, r.u16()?);
-        check(
-            key.0 <= key.1 && last.is_none_or(|l| l < key),
-            "the material pair table is not sorted",
-        )?;
-        last = Some(key);
-        let m = SurfaceMaterial {
+        check(key.0 <= key.1, "a material pair key is not ordered")?;
+        Ok(key)
+    };
+    let surface = |r: &mut Reader<'_>| {
+        Ok(SurfaceMaterial {
             friction: r.f32()?,
             restitution: r.f32()?,
-        };
-        check(m.is_valid(), "a material pair's values are out of range")?;
-        mixing.pairs.push((key, m));
-    }
-    let n = r.count(10)?;
-    let mut last = None;
-    for _ in 0..n {
-        let id = r.u16()?;
-        check(
-            last.is_none_or(|l| l < id),
-            "the part surface table is not sorted",
-        )?;
-        last = Some(id);
-        let m = SurfaceMaterial {
-            friction: r.f32()?,
-            restitution: r.f32()?,
-        };
-        check(m.is_valid(), "a part surface's values are out of range")?;
-        mixing.surfaces.push((id, m));
-    }
-    let n = r.count(12)?;
-    let mut last = None;
-    for _ in 0..n {
-        let key = (r.u16()?, r.u16()?);
-        check(
-            key.0 <= key.1 && last.is_none_or(|l| l < key),
-            "the rolling pair table is not sorted",
-        )?;
-        last = Some(key);
-        let m = RollingMaterial {
+        })
+    };
+    mixing.pairs = read_table(
+        r,
+        12,
+        pair_key,
+        surface,
+        SurfaceMaterial::is_valid,
+        "a material pair entry is unsorted or out of range",
+    )?;
+    mixing.surfaces = read_table(
+        r,
+        10,
+        |r| r.u16(),
+        surface,
+        SurfaceMaterial::is_valid,
+        "a part surface entry is unsorted or out of range",
+    )?;
+    let rolling = |r: &mut Reader<'_>| {
+        Ok(RollingMaterial {
             rolling: r.f32()?,
             spinning: r.f32()?,
-        };
-        check(m.is_valid(), "a rolling pair's values are out of range")?;
-        mixing.rolling_pairs.push((key, m));
-    }
+        })
+    };
+    mixing.rolling_pairs = read_table(
+        r,
+        12,
+        pair_key,
+        rolling,
+        RollingMaterial::is_valid,
+        "a rolling pair entry is unsorted or out of range",
+    )?;
     Ok(mixing)
+}
+
+/// Reads a table of `(key, value)` entries (`entry_bytes` each) that must be sorted by
+/// strictly increasing key and hold valid values, as the `MaterialMixing` tables are;
+/// `what` is the error otherwise.
+fn read_table<K: Ord + Copy, V>(
+    r: &mut Reader<'_>,
+    entry_bytes: usize,
+    mut key: impl FnMut(&mut Reader<'_>) -> Result<K, SnapshotError>,
+    mut value: impl FnMut(&mut Reader<'_>) -> Result<V, SnapshotError>,
+    valid: impl Fn(&V) -> bool,
+    what: &'static str,
+) -> Result<Vec<(K, V)>, SnapshotError> {
+    let n = r.count(entry_bytes)?;
+    let mut out: Vec<(K, V)> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let k = key(r)?;
+        let sorted = out.last().is_none_or(|(last, _)| *last < k);
+        let v = value(r)?;
+        if !sorted || !valid(&v) {
+            return Err(SnapshotError::Corrupt(what));
+        }
+        out.push((k, v));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -662,17 +662,35 @@ pub(crate) fn pair_mut(
 }
 
 fn integrate_velocities(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    for_each_body(
+        t,
+        s,
+        |w| w.substeps,
+        |b, p| {
+            if p.dynamic && !p.free {
+                velocity_substep(b, p);
+            }
+        },
+    );
+}
+
+/// Runs `f` on every solver body and its parameters, in blocks of [`BODY_BLOCK`] on the
+/// team, skipping the blocks whose [`BlockWork`] `wanted` says have nothing to do.
+fn for_each_body(
+    t: &TeamScope<'_>,
+    s: &mut SolverScratch,
+    wanted: impl Fn(&BlockWork) -> bool + Sync,
+    f: impl Fn(&mut SolverBody, &mut BodyParams) + Sync,
+) {
     let work = &s.block_work;
     t.for_each_chunk_mut2(
         &mut s.bodies,
         &mut s.params,
         BODY_BLOCK,
         |k, bodies, params| {
-            if work[k].substeps {
+            if wanted(&work[k]) {
                 for (b, p) in bodies.iter_mut().zip(params) {
-                    if p.dynamic && !p.free {
-                        velocity_substep(b, p);
-                    }
+                    f(b, p);
                 }
             }
         },
@@ -740,18 +758,13 @@ fn position_substep(b: &mut SolverBody, h: f32) {
 }
 
 fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
-    let work = &s.block_work;
-    t.for_each_chunk_mut2(
-        &mut s.bodies,
-        &mut s.params,
-        BODY_BLOCK,
-        |k, bodies, params| {
-            if work[k].substeps {
-                for (b, p) in bodies.iter_mut().zip(params.iter()) {
-                    if !p.free {
-                        position_substep(b, p.h);
-                    }
-                }
+    for_each_body(
+        t,
+        s,
+        |w| w.substeps,
+        |b, p| {
+            if !p.free {
+                position_substep(b, p.h);
             }
         },
     );
@@ -761,18 +774,13 @@ fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
 /// at once, before the substep loop: nothing else acts on it during the step, so its
 /// substeps need not wait for the constraints' passes.
 fn integrate_free(t: &TeamScope<'_>, s: &mut SolverScratch) {
-    let work = &s.block_work;
-    t.for_each_chunk_mut2(
-        &mut s.bodies,
-        &mut s.params,
-        BODY_BLOCK,
-        |k, bodies, params| {
-            if work[k].free {
-                for (b, p) in bodies.iter_mut().zip(params) {
-                    if p.free {
-                        free_flight(b, p);
-                    }
-                }
+    for_each_body(
+        t,
+        s,
+        |w| w.free,
+        |b, p| {
+            if p.free {
+                free_flight(b, p);
             }
         },
     );
