@@ -153,6 +153,8 @@ pub(crate) struct Contact {
     pub solve_friction: f32,
     pub solve_restitution: f32,
     pub tangent_velocity: Vec3A,
+    /// The normal the solver uses this step: the manifold's, or the modifier's.
+    pub solve_normal: Vec3A,
     /// Mixed rolling and spinning resistance.
     pub rolling: crate::material::RollingMaterial,
     pub flags: ContactFlags,

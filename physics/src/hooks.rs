@@ -12,9 +12,9 @@
 //! **Contact modifier** ([`World::set_contact_modifier`]): a function called, every step,
 //! for every contact that has points (touching or speculative), right after the narrow
 //! phase computed them, with a [`ContactModification`]: the two bodies (lower id first),
-//! their user data, the world normal (A to B) and points. It may change the friction and
-//! restitution the solver uses this step, set a sliding velocity of the surfaces (a
-//! conveyor belt), or disable the contact for this step (a one-way platform: the body
+//! their user data, the world normal (A to B) and points. It may change the friction,
+//! restitution and normal the solver uses this step, set a sliding velocity of the
+//! surfaces (a conveyor belt), or disable the contact for this step (a one-way platform: the body
 //! passes through; the contact reports `End` when disabled and `Begin` when it touches
 //! again). It sees the mixed values afresh every step, so what it sets never compounds.
 //! It runs in the narrow phase's parallel jobs, so, like the pair filter, it must be a
@@ -144,6 +144,18 @@ impl ContactModification {
         }
     }
 
+    /// Replaces the normal the solver pushes along this step (unit, A towards B; a
+    /// non-finite or zero vector is ignored, others are normalised): a ramp that should
+    /// push straight up, a wheel that should not feel a seam. The points and their
+    /// separations stay as the narrow phase found them.
+    pub fn set_normal(&mut self, n: Vec3) {
+        if n.is_finite()
+            && let Some(unit) = n.try_normalize()
+        {
+            self.normal = unit;
+        }
+    }
+
     /// The contact points (world, midway between the surfaces) and their separations
     /// (negative: penetration; positive: a speculative point not touching yet).
     #[must_use]
@@ -246,6 +258,7 @@ pub(crate) fn modify_contact(
     c.solve_friction = m.friction;
     c.solve_restitution = m.restitution;
     c.tangent_velocity = Vec3A::from(m.tangent_velocity);
+    c.solve_normal = Vec3A::from(m.normal);
     !m.disabled
 }
 

@@ -209,6 +209,7 @@ pub(crate) fn find_new_contacts(
             solve_friction: mixed.friction,
             solve_restitution: mixed.restitution,
             tangent_velocity: Vec3A::ZERO,
+            solve_normal: Vec3A::ZERO,
             rolling: mixing.mix_rolling(ba, bb),
             flags,
             alive: true,
@@ -345,6 +346,7 @@ fn update_contact(
         c.solve_friction = c.friction;
         c.solve_restitution = c.restitution;
         c.tangent_velocity = Vec3A::ZERO;
+        c.solve_normal = c.manifold.normal;
         if touching && let Some(modify) = modifier {
             touching = hooks::modify_contact(modify, ba, bb, sa, sb, c);
         }

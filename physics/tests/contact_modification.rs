@@ -269,3 +269,57 @@ fn modified_steps_are_identical_at_any_thread_count() {
         assert_eq!(run(threads), one, "{threads} workers");
     }
 }
+
+#[test]
+fn a_normal_override_changes_the_push_direction() {
+    // A frictionless box on a 30° slope slides down at g sin 30° (4.9 m/s², 2.45 m in
+    // the first second). With its contact's normal set straight up, the contact holds
+    // gravity along the vertical and the (now horizontal) frictionless tangent plane has
+    // nothing to do: the box stays where it is (within 1 cm over 1 s).
+    let tilt = Quat::from_rotation_z(30f32.to_radians());
+    for override_normal in [false, true] {
+        let mut w = world(1);
+        let ramp = w
+            .create_body(&BodyDesc {
+                friction: 0.0,
+                rotation: tilt,
+                ..BodyDesc::fixed(
+                    Shape::cuboid(Vec3::new(20.0, 0.5, 2.0)).unwrap(),
+                    tilt * Vec3::new(0.0, -0.5, 0.0),
+                )
+            })
+            .unwrap();
+        if override_normal {
+            w.set_contact_modifier(move |c| {
+                let up_from_ramp = if c.bodies()[0] == ramp {
+                    Vec3::Y
+                } else {
+                    -Vec3::Y
+                };
+                c.set_normal(up_from_ramp);
+                assert_eq!(c.normal_from(ramp), Some(Vec3::Y));
+            });
+        }
+        let start = tilt * Vec3::new(0.0, 0.25, 0.0);
+        let b = w
+            .create_body(&BodyDesc {
+                friction: 0.0,
+                rotation: tilt,
+                ..BodyDesc::dynamic(Shape::cuboid(Vec3::splat(0.25)).unwrap(), start)
+            })
+            .unwrap();
+        for _ in 0..60 {
+            w.step(DT);
+        }
+        let moved = (w.position(b).unwrap() - start).length();
+        if override_normal {
+            assert!(moved < 0.01, "held by a vertical normal: moved {moved}");
+        } else {
+            let expected = 0.5 * G * 0.5;
+            assert!(
+                (moved - expected).abs() < 0.03 * expected,
+                "slid {moved}, expected {expected}"
+            );
+        }
+    }
+}

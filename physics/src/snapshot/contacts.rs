@@ -92,6 +92,7 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         solve_friction,
         solve_restitution,
         tangent_velocity,
+        solve_normal,
         rolling,
         flags,
         cache,
@@ -143,6 +144,7 @@ fn write_contact(w: &mut Writer, c: &Contact) {
     w.f32(*solve_friction);
     w.f32(*solve_restitution);
     w.vec3(*tangent_velocity);
+    w.vec3(*solve_normal);
     w.f32(rolling.rolling);
     w.f32(rolling.spinning);
     w.u8(flags.bits());
@@ -213,6 +215,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
     let solve_friction = r.f32()?;
     let solve_restitution = r.f32()?;
     let tangent_velocity = r.vec3()?;
+    let solve_normal = r.vec3()?;
     let rolling = crate::material::RollingMaterial {
         rolling: r.f32()?,
         spinning: r.f32()?,
@@ -228,7 +231,8 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
             && [restitution, solve_restitution]
                 .iter()
                 .all(|e| (0.0..=1.0).contains(e))
-            && tangent_velocity.is_finite(),
+            && tangent_velocity.is_finite()
+            && solve_normal.is_finite(),
         "a contact's material values are out of range",
     )?;
     let flags =
@@ -257,6 +261,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         solve_friction,
         solve_restitution,
         tangent_velocity,
+        solve_normal,
         rolling,
         flags,
         cache,
@@ -289,6 +294,7 @@ fn dead_contact() -> Contact {
         solve_friction: 0.0,
         solve_restitution: 0.0,
         tangent_velocity: Vec3A::ZERO,
+        solve_normal: Vec3A::ZERO,
         rolling: Default::default(),
         flags: ContactFlags::empty(),
         cache: PairCache::EMPTY,

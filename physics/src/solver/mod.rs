@@ -477,7 +477,7 @@ fn build_constraints(
     let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
         let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
-        let n = c.manifold.normal;
+        let n = c.solve_normal;
         let mut points = arrayvec::ArrayVec::new();
         for (p, imp) in c.manifold.points.iter().zip(&c.impulses) {
             let pa = sa.transform.transform_point(p.local_a);
