@@ -86,6 +86,25 @@ pub struct ContactImpulse {
     pub tangent2: f32,
     /// Largest normal impulse of the last step (reported to the user).
     pub max_normal: f32,
+    /// Approach speed (relative normal velocity, < 0) of a point that pushed at the end of
+    /// the last step without bouncing yet, 0 otherwise: a speculative point that stopped a
+    /// fast body a substep short of touching. The next step's restitution starts from it,
+    /// so the bounce answers the speed of the impact and not the slowed remainder.
+    pub approach: f32,
+}
+
+impl ContactImpulse {
+    /// What the next step's restitution inherits from a point that ended the step with
+    /// `relative_velocity` (the lowest approach it saw), having pushed (`pushed`) and
+    /// bounced or not (see `approach`).
+    #[must_use]
+    pub(crate) fn carried_approach(relative_velocity: f32, pushed: bool, bounced: bool) -> f32 {
+        if pushed && !bounced {
+            relative_velocity.min(0.0)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The relative pose at which a contact's manifold was last computed (Jolt's body pair

@@ -25,5 +25,6 @@ pub use crate::math::{Isometry, Quat, Vec3};
 pub use crate::query::{QueryFilter, RayHit};
 pub use crate::ray::{Ray, RayIntersection};
 pub use crate::shape::Shape;
+pub use crate::solver::SolverSettings;
 pub use crate::world::{World, WorldDesc};
 pub use joule_jobs::JobSystem;

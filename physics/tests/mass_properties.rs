@@ -16,6 +16,7 @@ use joule_physics::mass::MassSpec;
 use joule_physics::math::{Mat3A, Quat, Vec3, Vec3A};
 use joule_physics::query::QueryFilter;
 use joule_physics::shape::{MassProperties, Shape};
+use joule_physics::solver::SolverSettings;
 
 fn close(a: Mat3A, b: Mat3A, tol: f32) -> bool {
     let scale = b.to_cols_array().iter().fold(0f32, |m, x| m.max(x.abs()));
@@ -274,7 +275,7 @@ fn a_static_anchor_is_never_collided_with_nor_hit_by_queries() {
         .unwrap();
     run(&mut w, 60);
     let y = w.position(ball).unwrap().y;
-    let expect = 3.0 - 0.5 * G * 1.0 * (1.0 + DT / 10.0);
+    let expect = 3.0 - 0.5 * G * 1.0 * (1.0 + DT / SolverSettings::default().substeps as f32);
     assert!((y - expect).abs() < 1e-3, "y = {y}, free fall {expect}");
     assert_eq!(w.contact_count(), 0);
     let f = QueryFilter::default();
@@ -304,7 +305,7 @@ fn a_shapeless_dynamic_body_falls_freely_through_the_ground() {
     // 1 s of free fall from y = 1 ends well below the ground's top (y = 0): nothing
     // stopped it. Same closed form as above, to 1 mm.
     let y = w.position(id).unwrap().y;
-    let expect = 1.0 - 0.5 * G * (1.0 + DT / 10.0);
+    let expect = 1.0 - 0.5 * G * (1.0 + DT / SolverSettings::default().substeps as f32);
     assert!((y - expect).abs() < 1e-3, "y = {y}, free fall {expect}");
     assert_eq!(w.contact_count(), 0);
     assert!(!w.has_shape(id).unwrap());

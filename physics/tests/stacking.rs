@@ -1,13 +1,32 @@
-//! Resting, stacking and pyramids: stability over time, and sleeping.
+//! Resting, stacking and pyramids: stability over time, and sleeping. Each test runs on
+//! the default solver and on the stiff preset, at the same bounds.
 
 mod common;
 
-use common::{DT, cube, ground, run, world};
+use common::{DT, cube, ground, run, world_with};
 use joule_physics::math::Vec3;
+use joule_physics::solver::SolverSettings;
+use joule_physics::world::{World, WorldDesc};
+
+fn world(threads: usize, solver: SolverSettings) -> World {
+    world_with(
+        WorldDesc {
+            solver,
+            ..WorldDesc::default()
+        },
+        threads,
+    )
+}
 
 #[test]
 fn a_resting_box_stays_within_a_millimetre_and_falls_asleep() {
-    let mut w = world(1);
+    for solver in [SolverSettings::default(), SolverSettings::stiff()] {
+        resting_box(solver);
+    }
+}
+
+fn resting_box(solver: SolverSettings) {
+    let mut w = world(1, solver);
     ground(&mut w, 0.5);
     let b = cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
     let mut max_dev = 0.0f32;
@@ -25,7 +44,13 @@ fn a_resting_box_stays_within_a_millimetre_and_falls_asleep() {
 
 #[test]
 fn a_ten_box_stack_stands_ten_seconds_and_sleeps() {
-    let mut w = world(2);
+    for solver in [SolverSettings::default(), SolverSettings::stiff()] {
+        ten_box_stack(solver);
+    }
+}
+
+fn ten_box_stack(solver: SolverSettings) {
+    let mut w = world(2, solver);
     ground(&mut w, 0.5);
     let boxes: Vec<_> = (0..10)
         .map(|i| cube(&mut w, 0.5, Vec3::new(0.0, 0.5 + i as f32, 0.0)))

@@ -134,8 +134,9 @@ fn write_contact(w: &mut Writer, c: &Contact) {
             tangent1,
             tangent2,
             max_normal,
+            approach,
         } = i;
-        for x in [*normal, *tangent1, *tangent2, *max_normal] {
+        for x in [*normal, *tangent1, *tangent2, *max_normal, *approach] {
             w.f32(x);
         }
     }
@@ -208,6 +209,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
             tangent1: r.f32()?,
             tangent2: r.f32()?,
             max_normal: r.f32()?,
+            approach: r.f32()?,
         });
     }
     let friction = r.f32()?;

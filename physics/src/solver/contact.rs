@@ -245,7 +245,9 @@ impl ContactConstraint {
             p.normal_mass = mass(n);
             p.tangent_mass = [mass(self.tangents[0]), mass(self.tangents[1])];
             let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
-            p.relative_velocity = dv.dot(n);
+            // The lower of the start-of-step approach and one carried from the last step
+            // (see `ContactImpulse::approach`).
+            p.relative_velocity = dv.dot(n).min(p.relative_velocity);
             p.max_normal_impulse = 0.0;
             p.bounced = false;
             p.base_separation = p.separation - (p.r_b.dot(n) - p.r_a.dot(n));
@@ -380,8 +382,9 @@ impl ContactConstraint {
         }
     }
 
-    /// One iteration: friction, then the soft normal constraint. With `use_bias` false
-    /// (relax pass) no position correction is applied, only velocity constraints.
+    /// One iteration: friction (relax pass only), then the soft normal constraint. With
+    /// `use_bias` false (relax pass) no position correction is applied, only velocity
+    /// constraints.
     ///
     /// Restitution happens here, not after the substeps: the first time in a step that a
     /// bouncy point pushes while touching, after approaching faster than
@@ -414,8 +417,12 @@ impl ContactConstraint {
             (vb + wb.cross(rb)) - (va + wa.cross(ra))
         };
 
-        // Friction first: the normal constraint gets the last word on penetration.
-        for p in &mut self.points {
+        // Friction first, so the normal constraint gets the last word on penetration, and
+        // in the relax pass only (Box2D v3 does the same): the solve pass's position bias
+        // moves bodies along the normal only, and friction solved once per substep against
+        // the biased velocities already holds a box on a slope, a pile without creep, and
+        // costs half as much (pyramid_big, 4 substeps: 8 % of the step).
+        for p in self.points.iter_mut().filter(|_| !use_bias) {
             let dv = vel(a, b, p.r_a, p.r_b);
             let max = self.friction * p.normal_impulse;
             // Slip relative to the target sliding velocity (exactly `dv · t` when it is

@@ -24,6 +24,7 @@
 
 use joule_jobs::DisjointChunk;
 
+use crate::contact::ContactImpulse;
 use crate::math::{Quat, Vec3A};
 
 use super::contact::{BOUNCE_SLOP, ContactConstraint, SLIDING_SPEED, Softness, SolverBody};
@@ -236,7 +237,7 @@ impl ContactBundle {
 
     /// The lanes' contact ids and, per point, `(normal, tangent1, tangent2, max normal)`
     /// impulses, for the next step's warm start.
-    pub fn impulses(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = [f32; 4]>)> {
+    pub fn impulses(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = [f32; 5]>)> {
         (0..self.count).map(move |i| {
             let points = self.points[..usize::from(self.point_count[i])]
                 .iter()
@@ -246,6 +247,11 @@ impl ContactBundle {
                         p.tangent_impulse[0].0[i],
                         p.tangent_impulse[1].0[i],
                         p.max_normal_impulse.0[i],
+                        ContactImpulse::carried_approach(
+                            p.relative_velocity.0[i],
+                            p.max_normal_impulse.0[i] > 0.0,
+                            p.bounced.0[i] != 0,
+                        ),
                     ]
                 });
             (self.contact[i], points)
@@ -409,8 +415,8 @@ impl ContactBundle {
         Self::scatter_velocities(&self.side_b, &b, chunk);
     }
 
-    /// One iteration: friction, then the soft normal constraint (`use_bias` false: the
-    /// relax pass, no position correction).
+    /// One iteration: friction (relax pass only), then the soft normal constraint
+    /// (`use_bias` false: the relax pass, no position correction).
     pub fn solve(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,
@@ -439,7 +445,8 @@ impl ContactBundle {
         let used = self.points_used;
         let zero = FloatW::ZERO;
 
-        for i in 0..used {
+        // Friction in the relax pass only: see the scalar `ContactConstraint::solve`.
+        for i in (0..used).filter(|_| !use_bias) {
             let p = self.points[i];
             let dv = Self::relative_velocity(&a, &b, p.r_a, p.r_b);
             let max = self.friction * p.normal_impulse;
@@ -706,6 +713,11 @@ mod tests {
                                 p.tangent_impulse[0],
                                 p.tangent_impulse[1],
                                 p.max_normal_impulse,
+                                ContactImpulse::carried_approach(
+                                    p.relative_velocity,
+                                    p.max_normal_impulse > 0.0,
+                                    p.bounced,
+                                ),
                             ]
                         });
                         (c.contact, p.collect::<Vec<_>>())
