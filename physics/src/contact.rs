@@ -86,21 +86,32 @@ pub struct ContactImpulse {
     pub tangent2: f32,
     /// Largest normal impulse of the last step (reported to the user).
     pub max_normal: f32,
-    /// Approach speed (relative normal velocity, < 0) of a point that pushed at the end of
-    /// the last step without bouncing yet, 0 otherwise: a speculative point that stopped a
-    /// fast body a substep short of touching. The next step's restitution starts from it,
-    /// so the bounce answers the speed of the impact and not the slowed remainder.
+    /// Approach speed (relative normal velocity, < 0) of a point whose bounce was due at
+    /// the end of the last step but had not happened, 0 otherwise: a bouncy point that
+    /// approached faster than the restitution threshold and pushed, but had not touched
+    /// yet (a speculative point that stopped a fast body a substep short of the surface).
+    /// The next step's restitution starts from it, so the bounce answers the speed of the
+    /// impact and not the slowed remainder. Nothing else is carried, so a resting contact
+    /// never remembers an old impact.
     pub approach: f32,
 }
 
 impl ContactImpulse {
-    /// What the next step's restitution inherits from a point that ended the step with
-    /// `relative_velocity` (the lowest approach it saw), having pushed (`pushed`) and
-    /// bounced or not (see `approach`).
+    /// The [`approach`](Self::approach) a point hands to the next step: it ended the step
+    /// with `relative_velocity` (the lowest approach it saw), `pushed` (a positive normal
+    /// impulse) and `bounced` or not, under `restitution` and the solver's
+    /// `restitution_threshold`.
     #[must_use]
-    pub(crate) fn carried_approach(relative_velocity: f32, pushed: bool, bounced: bool) -> f32 {
-        if pushed && !bounced {
-            relative_velocity.min(0.0)
+    pub(crate) fn carried_approach(
+        relative_velocity: f32,
+        pushed: bool,
+        bounced: bool,
+        restitution: f32,
+        restitution_threshold: f32,
+    ) -> f32 {
+        let due = restitution != 0.0 && relative_velocity < -restitution_threshold;
+        if due && pushed && !bounced {
+            relative_velocity
         } else {
             0.0
         }

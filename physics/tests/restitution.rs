@@ -92,3 +92,47 @@ fn equal_spheres_meeting_head_on_with_e_1_swap_velocities() {
     );
     assert!((vb - Vec3::new(3.0, 0.0, 0.0)).length() < 1e-3, "vb = {vb}");
 }
+
+/// A ball that landed without bouncing (e = 0) and came to rest keeps no memory of its
+/// impact speed: when its contact's restitution is raised later (by the contact modifier)
+/// it stays at rest, since a resting contact has nothing to bounce from. Only the
+/// approach of a point stopped short of touching at the end of a step is carried to the
+/// next step (`ContactImpulse::approach`); carried on every step it would compound into
+/// the lowest approach the contact ever saw, and this ball would jump at e times its
+/// landing speed (4.5 m/s), gaining energy.
+#[test]
+fn a_resting_contact_forgets_its_landing_speed() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut w = world(1);
+    ground(&mut w, 0.5);
+    let r = 0.5;
+    let b = w
+        .create_body(&BodyDesc {
+            restitution: 0.0,
+            allow_sleep: false,
+            ..BodyDesc::dynamic(Shape::sphere(r).unwrap(), Vec3::new(0.0, 2.0 + r, 0.0))
+        })
+        .unwrap();
+    let bouncy = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&bouncy);
+    w.set_contact_modifier(move |c| {
+        // Relaxed: the flag is set between steps, which the step's job joins order.
+        if flag.load(Ordering::Relaxed) {
+            c.set_restitution(0.8);
+        }
+    });
+    for _ in 0..120 {
+        w.step(DT);
+    }
+    assert!(
+        w.linear_velocity(b).unwrap().length() < 0.05,
+        "the ball came to rest"
+    );
+    bouncy.store(true, Ordering::Relaxed);
+    for _ in 0..60 {
+        w.step(DT);
+        let v = w.linear_velocity(b).unwrap();
+        assert!(v.length() < 0.05, "the resting ball moved at {v}");
+    }
+}

@@ -235,24 +235,29 @@ impl ContactBundle {
         }
     }
 
-    /// The lanes' contact ids and, per point, `(normal, tangent1, tangent2, max normal)`
-    /// impulses, for the next step's warm start.
-    pub fn impulses(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = [f32; 5]>)> {
+    /// The lanes' contact ids and, per point, what it hands back to its contact (as
+    /// [`ConstraintPoint::stored`](super::contact::ConstraintPoint::stored) does for a
+    /// scalar point).
+    pub fn impulses(
+        &self,
+        restitution_threshold: f32,
+    ) -> impl Iterator<Item = (u32, impl Iterator<Item = ContactImpulse>)> {
         (0..self.count).map(move |i| {
+            let restitution = self.restitution.0[i];
             let points = self.points[..usize::from(self.point_count[i])]
                 .iter()
-                .map(move |p| {
-                    [
-                        p.normal_impulse.0[i],
-                        p.tangent_impulse[0].0[i],
-                        p.tangent_impulse[1].0[i],
-                        p.max_normal_impulse.0[i],
-                        ContactImpulse::carried_approach(
-                            p.relative_velocity.0[i],
-                            p.max_normal_impulse.0[i] > 0.0,
-                            p.bounced.0[i] != 0,
-                        ),
-                    ]
+                .map(move |p| ContactImpulse {
+                    normal: p.normal_impulse.0[i],
+                    tangent1: p.tangent_impulse[0].0[i],
+                    tangent2: p.tangent_impulse[1].0[i],
+                    max_normal: p.max_normal_impulse.0[i],
+                    approach: ContactImpulse::carried_approach(
+                        p.relative_velocity.0[i],
+                        p.max_normal_impulse.0[i] > 0.0,
+                        p.bounced.0[i] != 0,
+                        restitution,
+                        restitution_threshold,
+                    ),
                 });
             (self.contact[i], points)
         })
@@ -446,7 +451,8 @@ impl ContactBundle {
         let zero = FloatW::ZERO;
 
         // Friction in the relax pass only: see the scalar `ContactConstraint::solve`.
-        for i in (0..used).filter(|_| !use_bias) {
+        let friction_points = if use_bias { 0 } else { used };
+        for i in 0..friction_points {
             let p = self.points[i];
             let dv = Self::relative_velocity(&a, &b, p.r_a, p.r_b);
             let max = self.friction * p.normal_impulse;
@@ -701,25 +707,13 @@ mod tests {
                     );
                 }
                 let got: Vec<_> = bundle
-                    .impulses()
+                    .impulses(1.0)
                     .map(|(id, p)| (id, p.collect::<Vec<_>>()))
                     .collect();
                 let want: Vec<_> = scalar
                     .iter()
                     .map(|c| {
-                        let p = c.points.iter().map(|p| {
-                            [
-                                p.normal_impulse,
-                                p.tangent_impulse[0],
-                                p.tangent_impulse[1],
-                                p.max_normal_impulse,
-                                ContactImpulse::carried_approach(
-                                    p.relative_velocity,
-                                    p.max_normal_impulse > 0.0,
-                                    p.bounced,
-                                ),
-                            ]
-                        });
+                        let p = c.points.iter().map(|p| p.stored(c.restitution, 1.0));
                         (c.contact, p.collect::<Vec<_>>())
                     })
                     .collect();
