@@ -53,20 +53,20 @@ fn horizontal(a: Vec3, b: Vec3) -> f32 {
 /// The default solver: after 6 s the top sags less than `max_sag` (the stretch
 /// target is half the best peer's sag: Rapier, Box3D and Jolt sag 10.8-11.5 cm on
 /// pyramid_big and 2.6-2.7 cm on pyramid20), no box moves more than 1.5 cm sideways in
-/// 20 s, and none moves more than 5 mm sideways between 10 s and 20 s (a pile that
-/// creeps or leans over, as this wall of boxes one box thick does at 5 substeps, moves
-/// centimetres there: measured 6-60 cm).
+/// 30 s, and no box creeps: its mean sideways position over 20-30 s is within 5 mm of
+/// its mean over 10-20 s. (Means over ten seconds, sampled every second, because
+/// pyramid_big, a wall one box thick, rocks in its thin direction with a period near
+/// 18 s and an amplitude of a few millimetres that decays over a minute: two single
+/// instants ten seconds apart see that sway as up to 8 mm of "creep". A pile that
+/// creeps or leans over, as this wall does at 5 substeps, moves centimetres between
+/// the two windows: measured 6-60 cm.)
 fn stands_default(kind: SceneKind, max_sag: f32) {
     let (mut w, scene) = scene_world(kind, SolverSettings::default());
-    let positions = |w: &World| -> Vec<Vec3> {
-        scene
-            .bodies
-            .iter()
-            .map(|&b| w.position(b).unwrap())
-            .collect()
-    };
-    let mut at10 = Vec::new();
-    for step in 1..=1200 {
+    let n = scene.bodies.len();
+    // Sums of the horizontal positions sampled over each window.
+    let mut windows = [vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]];
+    let mut drift = 0.0f32;
+    for step in 1..=1800 {
         w.step(scenes::DT);
         if step == 360 {
             for &(top, y0) in &scene.tops {
@@ -78,20 +78,20 @@ fn stands_default(kind: SceneKind, max_sag: f32) {
                 );
             }
         }
-        if step == 600 {
-            at10 = positions(&w);
+        if step % 60 == 0 {
+            for (k, (&b, &p0)) in scene.bodies.iter().zip(&scene.start).enumerate() {
+                let p = w.position(b).unwrap();
+                drift = drift.max(horizontal(p, p0));
+                if step > 600 {
+                    windows[(step - 601) / 600][k] += p.with_y(0.0);
+                }
+            }
         }
     }
-    let at20 = positions(&w);
-    let drift = at20
+    let creep = windows[0]
         .iter()
-        .zip(&scene.start)
-        .map(|(&p, &p0)| horizontal(p, p0))
-        .fold(0.0f32, f32::max);
-    let creep = at20
-        .iter()
-        .zip(&at10)
-        .map(|(&p, &p0)| horizontal(p, p0))
+        .zip(&windows[1])
+        .map(|(&a, &b)| ((b - a) / 10.0).length())
         .fold(0.0f32, f32::max);
     assert!(
         drift < 0.015,
@@ -100,18 +100,18 @@ fn stands_default(kind: SceneKind, max_sag: f32) {
     );
     assert!(
         creep < 0.005,
-        "{}: a box crept {creep} m in 10 s",
+        "{}: a box's mean position crept {creep} m in 10 s",
         kind.name()
     );
 }
 
 #[test]
-fn pyramid20_stands_twenty_seconds_on_the_default_solver() {
+fn pyramid20_stands_thirty_seconds_on_the_default_solver() {
     stands_default(SceneKind::Pyramid20, 0.013);
 }
 
 #[test]
-fn pyramid_big_stands_twenty_seconds_on_the_default_solver() {
+fn pyramid_big_stands_thirty_seconds_on_the_default_solver() {
     stands_default(SceneKind::PyramidBig, 0.054);
 }
 

@@ -65,3 +65,94 @@ fn ten_box_stack(solver: SolverSettings) {
         "the stack sleeps"
     );
 }
+
+/// Stacks of flat boards, each turned 90° about the vertical from the one below and
+/// released with a gap under it, land and stand (issue 13, item 4).
+///
+/// Physics: every board's centre of mass is over its support, and a board that lands
+/// flat on another gets no torque from the landing, so each falls through its gap, stops
+/// and stays: the stack ends where it was released, lower by the gaps. What breaks this
+/// is the solver: solving a manifold's points one after another let the first corner
+/// take the landing, and a long board's corners are so coupled that it left spinning
+/// (a 2 x 0.5 m board dropped 5 cm onto the ground turned at 0.4 rad/s), and ten-high
+/// stacks fell over within seconds (see `Patch` in the solver). The boards are nudged
+/// off the ideal (up to 1 cm sideways and 1.4° of yaw) so the landings are not exactly
+/// symmetric. Bounds, over 10 s: no board tilts more than 1° (measured at most 0.18°;
+/// before the fix 6-40° where the stack fell) and none moves more than 1 cm sideways
+/// (measured 3 mm), and every board ends at rest.
+#[test]
+fn dropped_crossed_stacks_land_and_stand() {
+    for solver in [SolverSettings::default(), SolverSettings::stiff()] {
+        for friction in [0.3, 0.6] {
+            for half in [
+                Vec3::new(1.0, 0.1, 0.25),
+                Vec3::new(0.5, 0.05, 0.2),
+                Vec3::new(0.6, 0.2, 0.3),
+                Vec3::new(1.5, 0.1, 0.3),
+            ] {
+                for height in [3, 6, 10] {
+                    for gap in [0.0, 0.01, 0.02, 0.03] {
+                        crossed_stack(solver, friction, half, height, gap);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn crossed_stack(solver: SolverSettings, friction: f32, half: Vec3, height: usize, gap: f32) {
+    use joule_physics::body::BodyDesc;
+    use joule_physics::math::Quat;
+    use joule_physics::shape::Shape;
+
+    let mut w = world(1, solver);
+    ground(&mut w, friction);
+    // A fixed pseudo-random nudge in [-1, 1] per board and use.
+    let nudge = |i: usize, k: usize| ((i * 7919 + k * 104_729) % 1000) as f32 / 500.0 - 1.0;
+    let mut y = 0.0;
+    let boards: Vec<_> = (0..height)
+        .map(|i| {
+            y += gap + half.y;
+            let turn = if i % 2 == 1 {
+                std::f32::consts::FRAC_PI_2
+            } else {
+                0.0
+            };
+            let rotation = Quat::from_rotation_y(turn + 0.025 * nudge(i, 1));
+            let at = Vec3::new(0.01 * nudge(i, 2), y, 0.01 * nudge(i, 3));
+            y += half.y;
+            w.create_body(&BodyDesc {
+                friction,
+                rotation,
+                ..BodyDesc::dynamic(Shape::cuboid(half).unwrap(), at)
+            })
+            .unwrap()
+        })
+        .collect();
+    let start: Vec<Vec3> = boards.iter().map(|&b| w.position(b).unwrap()).collect();
+    let case = format!(
+        "{} substeps, friction {friction}, half extents {half}, {height} high, gap {gap} m",
+        solver.substeps
+    );
+    for _ in 0..600 {
+        w.step(DT);
+        for (&b, &p0) in boards.iter().zip(&start) {
+            let p = w.position(b).unwrap();
+            let sideways = (p - p0).with_y(0.0).length();
+            let up = w.rotation(b).unwrap() * Vec3::Y;
+            let tilt = up.y.clamp(-1.0, 1.0).acos().to_degrees();
+            assert!(
+                sideways < 0.01,
+                "{case}: a board moved {sideways} m sideways"
+            );
+            assert!(tilt < 1.0, "{case}: a board tilted {tilt}°");
+        }
+    }
+    for &b in &boards {
+        let v = w.linear_velocity(b).unwrap().length();
+        assert!(
+            v < 0.01,
+            "{case}: a board still moves at {v} m/s after 10 s"
+        );
+    }
+}

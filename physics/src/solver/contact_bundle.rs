@@ -52,6 +52,8 @@ pub struct BundlePoint {
     pub base_separation: FloatW,
     /// Effective mass along the normal.
     pub normal_mass: FloatW,
+    /// Its inverse (see `ConstraintPoint::normal_k`).
+    pub normal_k: FloatW,
     /// Effective masses along the tangents.
     pub tangent_mass: [FloatW; 2],
     /// Accumulated normal impulse.
@@ -116,6 +118,20 @@ pub struct ContactBundle {
     inv_mass_b: FloatW,
     inv_inertia_b: Mat3W,
     points: [BundlePoint; 4],
+    /// Lanes whose manifold takes the uniform step over its points (see `Patch`).
+    patch: MaskW,
+    /// Point count per lane, as a float (the patch step's `n`).
+    patch_count: FloatW,
+    /// `Σ r_a × n` per lane.
+    patch_rn_a: Vec3W,
+    /// `Σ r_b × n` per lane.
+    patch_rn_b: Vec3W,
+    /// `I_a Σ r_a × n`.
+    patch_k_a: Vec3W,
+    /// `I_b Σ r_b × n`.
+    patch_k_b: Vec3W,
+    /// `1ᵀK1` per lane.
+    patch_k: FloatW,
 }
 
 /// Velocities of one side of a bundle's lanes.
@@ -165,6 +181,7 @@ impl ContactBundle {
         self.side_b = [LaneSide::default(); LANES];
         self.restitution = FloatW::ZERO;
         self.tangent_speed = [FloatW::ZERO; 2];
+        self.patch = MaskW::default();
         for p in &mut self.points {
             p.mask_a = MaskW::default();
             p.mask_b = MaskW::default();
@@ -207,6 +224,14 @@ impl ContactBundle {
         self.inv_inertia_a.set_lane(i, &a.inv_inertia);
         self.inv_mass_b.0[i] = b.inv_mass;
         self.inv_inertia_b.set_lane(i, &b.inv_inertia);
+        let patch = c.patch.k > 0.0;
+        self.patch.0[i] = if patch { u32::MAX } else { 0 };
+        self.patch_count.0[i] = c.points.len() as f32;
+        self.patch_rn_a.set_lane(i, c.patch.rn_a);
+        self.patch_rn_b.set_lane(i, c.patch.rn_b);
+        self.patch_k_a.set_lane(i, a.inv_inertia * c.patch.rn_a);
+        self.patch_k_b.set_lane(i, b.inv_inertia * c.patch.rn_b);
+        self.patch_k.0[i] = c.patch.k;
         for (k, bp) in self.points.iter_mut().enumerate() {
             let has = k < c.points.len();
             let bit = if has { u32::MAX } else { 0 };
@@ -224,6 +249,7 @@ impl ContactBundle {
             bp.k_b.set_lane(i, b.inv_inertia * rn_b);
             bp.base_separation.0[i] = p.base_separation;
             bp.normal_mass.0[i] = p.normal_mass;
+            bp.normal_k.0[i] = p.normal_k;
             bp.tangent_mass[0].0[i] = p.tangent_mass[0];
             bp.tangent_mass[1].0[i] = p.tangent_mass[1];
             bp.normal_impulse.0[i] = p.normal_impulse;
@@ -397,6 +423,73 @@ impl ContactBundle {
         }
     }
 
+    /// The uniform step over each lane's points (see `ContactConstraint::solve_patch`,
+    /// which this follows operation for operation in the lanes of `patch`).
+    #[inline(always)]
+    fn solve_patch<const MASKED: bool>(
+        &self,
+        a: &mut Velocities,
+        b: &mut Velocities,
+        seps: &[FloatW; 4],
+        k: &SolveParams,
+        use_bias: bool,
+    ) -> FloatW {
+        let n = self.normal;
+        let soft = k.softness;
+        let zero = FloatW::ZERO;
+        let c_soft = if use_bias && soft.mass_scale > 0.0 {
+            soft.impulse_scale / soft.mass_scale
+        } else {
+            0.0
+        };
+        let dv = (b.v - a.v).dot(n);
+        let mut num = (dv + (b.w.dot(self.patch_rn_b) - a.w.dot(self.patch_rn_a)))
+            + (self.patch_count - FloatW::splat(1.0)) * dv;
+        let mut den = self.patch_k;
+        let mut lowest = FloatW::splat(f32::INFINITY);
+        for (p, &s) in self.points[..self.points_used].iter().zip(seps) {
+            let has = p.mask_a.or(p.mask_b);
+            let speculative = s.gt(zero);
+            let (bias, c) = if use_bias {
+                let push = (FloatW::splat(soft.bias_rate) * s).max(FloatW::splat(-k.max_push));
+                (
+                    FloatW::select(speculative, s * FloatW::splat(k.inv_h), push),
+                    FloatW::select(speculative, zero, FloatW::splat(c_soft)),
+                )
+            } else {
+                (
+                    FloatW::select(speculative, s * FloatW::splat(k.inv_h), zero),
+                    zero,
+                )
+            };
+            let ck = c * p.normal_k;
+            num = FloatW::select(has, num + (bias + ck * p.normal_impulse), num);
+            den = FloatW::select(has, den + ck, den);
+            lowest = FloatW::select(has, lowest.min(p.normal_impulse), lowest);
+        }
+        let step = FloatW::select(self.patch, num.neg().div(den).max(lowest.neg()), zero);
+        let total = self.patch_count * step;
+        let va = a.v - n.scale(self.inv_mass_a * total);
+        let wa = a.w - self.patch_k_a.scale(step);
+        let vb = b.v + n.scale(self.inv_mass_b * total);
+        let wb = b.w + self.patch_k_b.scale(step);
+        // A lane without the step keeps its velocities bit for bit; with `MASKED`, a
+        // fixed side of a lane with the step keeps its (kinematic) velocity too.
+        let (mask_a, mask_b) = if MASKED {
+            (
+                self.patch.and(self.points[0].mask_a),
+                self.patch.and(self.points[0].mask_b),
+            )
+        } else {
+            (self.patch, self.patch)
+        };
+        a.v = Vec3W::select(mask_a, va, a.v);
+        a.w = Vec3W::select(mask_a, wa, a.w);
+        b.v = Vec3W::select(mask_b, vb, b.v);
+        b.w = Vec3W::select(mask_b, wb, b.w);
+        step
+    }
+
     /// Applies last step's impulses (warm starting).
     pub fn warm_start(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
         if self.masked {
@@ -488,9 +581,26 @@ impl ContactBundle {
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
-        for i in 0..used {
+        // Each point's separation, once for the patch step and the points.
+        let mut seps = [zero; 4];
+        for (s, p) in seps.iter_mut().zip(&self.points[..used]) {
+            *s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+        }
+        let step = if self.patch.any() {
+            Some(self.solve_patch::<MASKED>(&mut a, &mut b, &seps, k, use_bias))
+        } else {
+            None
+        };
+        for (i, &s) in seps.iter().enumerate().take(used) {
             let p = &mut self.points[i];
-            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+            let old = match step {
+                Some(step) => FloatW::select(
+                    self.patch.and(p.mask_a.or(p.mask_b)),
+                    p.normal_impulse + step,
+                    p.normal_impulse,
+                ),
+                None => p.normal_impulse,
+            };
             let speculative = s.gt(zero);
             let gap = s * FloatW::splat(k.inv_h);
             let (bias, mass_scale, impulse_scale) = if use_bias {
@@ -512,9 +622,8 @@ impl ContactBundle {
                 )
             };
             let vn = Self::normal_velocity(n, &a, &b, p);
-            let lambda =
-                p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * p.normal_impulse;
-            let new = (p.normal_impulse + lambda).max(zero);
+            let lambda = p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * old;
+            let new = (old + lambda).max(zero);
             // In both passes, and the bounce: see the scalar `ContactConstraint::solve`.
             let pushing = new.gt(zero);
             let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
@@ -528,8 +637,8 @@ impl ContactBundle {
             p.bounced = p.bounced.or(bounce);
             let max_normal =
                 FloatW::select(bounce, p.max_normal_impulse.max(kick), p.max_normal_impulse);
-            let new = FloatW::select(bounce, p.normal_impulse, new);
-            let delta = FloatW::select(bounce, kick, new - p.normal_impulse);
+            let new = FloatW::select(bounce, old, new);
+            let delta = FloatW::select(bounce, kick, new - old);
             p.normal_impulse = new;
             p.max_normal_impulse = max_normal.max(new);
             let p = *p;
@@ -621,6 +730,7 @@ mod tests {
             mass_a: a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             points,
+            patch: Default::default(),
         }
     }
 

@@ -67,7 +67,8 @@ use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
 
 use contact::{
-    BodyMass, ConstraintPoint, ContactConstraint, RollingRows, Softness, SolverBody, tangent_basis,
+    BodyMass, ConstraintPoint, ContactConstraint, Patch, RollingRows, Softness, SolverBody,
+    tangent_basis,
 };
 use contact_bundle::{ContactBundle, SolveParams};
 use wide::LANES;
@@ -556,6 +557,7 @@ fn build_constraints(
             mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             points,
+            patch: Patch::default(),
         };
         let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
         let b = e.body_b.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
