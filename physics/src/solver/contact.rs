@@ -512,13 +512,26 @@ impl ContactConstraint {
     }
 
     /// Applies last step's impulses (warm starting).
+    ///
+    /// The points' impulses are summed first (linear, and each side's moment), so each
+    /// side's inverse inertia multiplies once per manifold rather than once per point.
     pub fn warm_start(&self, a: &mut SolverBody, b: &mut SolverBody) {
+        let mut linear = Vec3A::ZERO;
+        let mut moment_a = Vec3A::ZERO;
+        let mut moment_b = Vec3A::ZERO;
         for p in &self.points {
             let impulse = p.normal_impulse * self.normal
                 + p.tangent_impulse[0] * self.tangents[0]
                 + p.tangent_impulse[1] * self.tangents[1];
-            Self::apply((&self.mass_a, &self.mass_b), a, b, p.r_a, p.r_b, impulse);
+            linear += impulse;
+            moment_a += p.r_a.cross(impulse);
+            moment_b += p.r_b.cross(impulse);
         }
+        let (ma, mb) = (&self.mass_a, &self.mass_b);
+        a.v -= ma.inv_mass * linear;
+        a.w -= ma.inv_inertia * moment_a;
+        b.v += mb.inv_mass * linear;
+        b.w += mb.inv_inertia * moment_b;
         if self.rolling.is_active() {
             let [i0, i1, i2] = self.rolling.impulse;
             let l = i0 * self.tangents[0] + i1 * self.tangents[1] + i2 * self.normal;

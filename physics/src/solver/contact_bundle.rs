@@ -120,6 +120,9 @@ pub struct ContactBundle {
     points: [BundlePoint; 4],
     /// Lanes whose manifold takes the uniform step over its points (see `Patch`).
     patch: MaskW,
+    /// Whether every used lane takes the step (and, unless `masked`, has every point):
+    /// then the step needs no selects.
+    patch_all: bool,
     /// Point count per lane, as a float (the patch step's `n`).
     patch_count: FloatW,
     /// `Σ r_a × n` per lane.
@@ -182,6 +185,7 @@ impl ContactBundle {
         self.restitution = FloatW::ZERO;
         self.tangent_speed = [FloatW::ZERO; 2];
         self.patch = MaskW::default();
+        self.patch_all = true;
         for p in &mut self.points {
             p.mask_a = MaskW::default();
             p.mask_b = MaskW::default();
@@ -226,6 +230,7 @@ impl ContactBundle {
         self.inv_inertia_b.set_lane(i, &b.inv_inertia);
         let patch = c.patch.k > 0.0;
         self.patch.0[i] = if patch { u32::MAX } else { 0 };
+        self.patch_all &= patch;
         self.patch_count.0[i] = c.points.len() as f32;
         self.patch_rn_a.set_lane(i, c.patch.rn_a);
         self.patch_rn_b.set_lane(i, c.patch.rn_b);
@@ -426,7 +431,7 @@ impl ContactBundle {
     /// The uniform step over each lane's points (see `ContactConstraint::solve_patch`,
     /// which this follows operation for operation in the lanes of `patch`).
     #[inline(always)]
-    fn solve_patch<const MASKED: bool>(
+    fn solve_patch<const MASKED: bool, const ALL: bool>(
         &self,
         a: &mut Velocities,
         b: &mut Velocities,
@@ -463,16 +468,31 @@ impl ContactBundle {
                 )
             };
             let ck = c * p.normal_k;
-            num = FloatW::select(has, num + (bias + ck * p.normal_impulse), num);
-            den = FloatW::select(has, den + ck, den);
-            lowest = FloatW::select(has, lowest.min(p.normal_impulse), lowest);
+            if ALL {
+                num = num + (bias + ck * p.normal_impulse);
+                den = den + ck;
+                lowest = lowest.min(p.normal_impulse);
+            } else {
+                num = FloatW::select(has, num + (bias + ck * p.normal_impulse), num);
+                den = FloatW::select(has, den + ck, den);
+                lowest = FloatW::select(has, lowest.min(p.normal_impulse), lowest);
+            }
         }
-        let step = FloatW::select(self.patch, num.neg().div(den).max(lowest.neg()), zero);
+        let step = num.neg().div(den).max(lowest.neg());
+        let step = if ALL {
+            step
+        } else {
+            FloatW::select(self.patch, step, zero)
+        };
         let total = self.patch_count * step;
         let va = a.v - n.scale(self.inv_mass_a * total);
         let wa = a.w - self.patch_k_a.scale(step);
         let vb = b.v + n.scale(self.inv_mass_b * total);
         let wb = b.w + self.patch_k_b.scale(step);
+        if ALL {
+            (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
+            return step;
+        }
         // A lane without the step keeps its velocities bit for bit; with `MASKED`, a
         // fixed side of a lane with the step keeps its (kinematic) velocity too.
         let (mask_a, mask_b) = if MASKED {
@@ -503,11 +523,42 @@ impl ContactBundle {
         let mut a = Self::gather_velocities(&self.side_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, chunk);
         let [t0, t1] = self.tangents;
+        // Summed first, as the scalar `ContactConstraint::warm_start` does (a lane
+        // without a point skips it).
+        let mut linear = Vec3W::ZERO;
+        let mut moment_a = Vec3W::ZERO;
+        let mut moment_b = Vec3W::ZERO;
         for p in &self.points[..self.points_used] {
             let impulse = self.normal.scale(p.normal_impulse)
                 + t0.scale(p.tangent_impulse[0])
                 + t1.scale(p.tangent_impulse[1]);
-            self.apply::<MASKED>(&mut a, &mut b, p, impulse);
+            let (l, ma, mb) = (
+                linear + impulse,
+                moment_a + p.r_a.cross(impulse),
+                moment_b + p.r_b.cross(impulse),
+            );
+            if MASKED {
+                let has = p.mask_a.or(p.mask_b);
+                linear = Vec3W::select(has, l, linear);
+                moment_a = Vec3W::select(has, ma, moment_a);
+                moment_b = Vec3W::select(has, mb, moment_b);
+            } else {
+                (linear, moment_a, moment_b) = (l, ma, mb);
+            }
+        }
+        let va = a.v - linear.scale(self.inv_mass_a);
+        let wa = a.w - self.inv_inertia_a.mul(moment_a);
+        let vb = b.v + linear.scale(self.inv_mass_b);
+        let wb = b.w + self.inv_inertia_b.mul(moment_b);
+        if MASKED {
+            // Every used lane has its first point: its masks say which sides move.
+            let (mask_a, mask_b) = (self.points[0].mask_a, self.points[0].mask_b);
+            a.v = Vec3W::select(mask_a, va, a.v);
+            a.w = Vec3W::select(mask_a, wa, a.w);
+            b.v = Vec3W::select(mask_b, vb, b.v);
+            b.w = Vec3W::select(mask_b, wb, b.w);
+        } else {
+            (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
@@ -586,14 +637,19 @@ impl ContactBundle {
         for (s, p) in seps.iter_mut().zip(&self.points[..used]) {
             *s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
         }
-        let step = if self.patch.any() {
-            Some(self.solve_patch::<MASKED>(&mut a, &mut b, &seps, k, use_bias))
+        // Every used lane has every point when not `MASKED`.
+        let all = !MASKED && self.patch_all;
+        let step = if all {
+            Some(self.solve_patch::<false, true>(&mut a, &mut b, &seps, k, use_bias))
+        } else if self.patch.any() {
+            Some(self.solve_patch::<MASKED, false>(&mut a, &mut b, &seps, k, use_bias))
         } else {
             None
         };
         for (i, &s) in seps.iter().enumerate().take(used) {
             let p = &mut self.points[i];
             let old = match step {
+                Some(step) if all => p.normal_impulse + step,
                 Some(step) => FloatW::select(
                     self.patch.and(p.mask_a.or(p.mask_b)),
                     p.normal_impulse + step,

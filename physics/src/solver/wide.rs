@@ -207,6 +207,13 @@ pub struct Vec3W {
 }
 
 impl Vec3W {
+    /// Zero in every lane.
+    pub const ZERO: Vec3W = Vec3W {
+        x: FloatW::ZERO,
+        y: FloatW::ZERO,
+        z: FloatW::ZERO,
+    };
+
     /// Lane `i` of the result is `v[i]`.
     #[inline(always)]
     #[must_use]
