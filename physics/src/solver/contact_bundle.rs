@@ -684,10 +684,12 @@ impl ContactBundle {
             let pushing = new.gt(zero);
             let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
             p.relative_velocity = rv;
+            let both = p.mask_a.and(p.mask_b);
+            let rv = FloatW::select(both, vn, rv);
             let bounce = bouncy
                 .and(pushing)
                 .and(FloatW::splat(-k.restitution_threshold).gt(rv))
-                .and(FloatW::splat(BOUNCE_SLOP).gt(s))
+                .and(FloatW::splat(BOUNCE_SLOP).gt(s).or(both))
                 .and_not(p.bounced);
             let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
             p.bounced = p.bounced.or(bounce);
