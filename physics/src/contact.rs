@@ -245,6 +245,43 @@ pub(crate) struct ContactManager {
     /// boundaries (kept so a warm step does not allocate).
     pub(crate) active_plan: DisjointPlan,
     pub(crate) active_bounds: Vec<usize>,
+    /// What each narrow-phase block saw that the serial passes after it must act on (see
+    /// [`BlockChanges`]), in block order; reused from step to step.
+    pub(crate) changes: ChangeBlocks,
+    /// Scratch of `finish_contacts`: positions in `active` of the contacts it destroyed.
+    pub(crate) pruned: Vec<u32>,
+}
+
+/// What one narrow-phase block saw, so the serial passes after it visit only those
+/// contacts instead of every active one (Box2D v3 keeps per-worker bit sets of the same).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BlockChanges {
+    /// Positions in `active` of contacts that became disjoint, or started or stopped
+    /// touching, ascending.
+    pub changed: Vec<u32>,
+    /// Ids of touching, non-sensor contacts with a body in a sleeping set: the contacts
+    /// that may wake an island, ascending.
+    pub sleepers: Vec<u32>,
+}
+
+impl BlockChanges {
+    /// A block's changes, outside the narrow phase (no job holds the lock).
+    pub(crate) fn get(block: &mut std::sync::Mutex<BlockChanges>) -> &BlockChanges {
+        block
+            .get_mut()
+            .expect("no job panicked holding a block's changes")
+    }
+}
+
+/// The narrow phase's per-block changes: scratch valid from the narrow phase to the end
+/// of the step's serial contact passes, so a clone starts empty.
+#[derive(Debug, Default)]
+pub(crate) struct ChangeBlocks(pub Vec<std::sync::Mutex<BlockChanges>>);
+
+impl Clone for ChangeBlocks {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 impl ContactManager {

@@ -234,7 +234,14 @@ pub(crate) fn wake_touched(
     events: &mut Vec<SleepEvent>,
 ) {
     let before = events.len();
-    for &id in &contacts.active {
+    // Only the touching contacts with a sleeping body that the narrow phase listed.
+    let mut changes = std::mem::take(&mut contacts.changes);
+    for &id in changes
+        .0
+        .iter_mut()
+        .map(crate::contact::BlockChanges::get)
+        .flat_map(|b| &b.sleepers)
+    {
         let c = &contacts.contacts[id as usize];
         if !c.alive
             || !c.flags.contains(ContactFlags::TOUCHING)
@@ -256,6 +263,7 @@ pub(crate) fn wake_touched(
             wake_set(bodies, sb, events);
         }
     }
+    contacts.changes = changes;
     if events.len() > before {
         contacts.build_active(bodies.awake().iter().map(|sim| sim.body));
     }

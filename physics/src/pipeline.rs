@@ -17,10 +17,11 @@
 use joule_jobs::JobSystem;
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies, BodySim};
+use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
-    Contact, ContactFlags, ContactInfo, ContactManager, PairCache, motion_types_collide,
+    BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache,
+    motion_types_collide,
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
@@ -234,6 +235,7 @@ pub(crate) fn update_contacts(
         active,
         active_plan: plan,
         active_bounds: bounds,
+        changes,
         ..
     } = contacts;
     plan.set(slots.len(), active.iter().map(|&id| id as usize))
@@ -244,19 +246,57 @@ pub(crate) fn update_contacts(
     let chunks = plan
         .chunks(slots, bounds)
         .expect("bounds cover the plan in order");
+    let blocks = bounds.len() - 1;
+    let changes = &mut changes.0;
+    if changes.len() < blocks {
+        changes.resize_with(blocks, Default::default);
+    }
+    for block in &mut changes[..] {
+        let block = block
+            .get_mut()
+            .expect("no job panicked holding a block's changes");
+        block.changed.clear();
+        block.sleepers.clear();
+    }
     // A job captures its chunk and one shared reference: small enough to be stored inline
-    // in the job, so spawning allocates nothing.
+    // in the job, so spawning allocates nothing. (Its block's changes are found from the
+    // chunk's first position, behind an uncontended lock, to stay within that size.)
     let modifier = exclusions.contact_modifier.as_ref();
-    let shared = (bodies, broad, mixing, modifier, *settings);
+    let shared = (
+        bodies,
+        broad,
+        mixing,
+        modifier,
+        *settings,
+        &**active,
+        &changes[..],
+    );
     let shared = &shared;
     jobs.scope(|s| {
         for mut chunk in chunks {
             s.spawn_labeled("narrow phase", move |_| {
-                let (bodies, broad, mixing, modifier, settings) = shared;
+                let (bodies, broad, mixing, modifier, settings, active, changes) = shared;
+                let block = chunk.positions().start / CONTACT_BLOCK;
+                let mut out = changes[block]
+                    .lock()
+                    .expect("no job panicked holding a block's changes");
                 let mut manifold = ContactManifold::default();
                 for p in chunk.positions() {
                     let c = chunk.get_mut(p);
                     update_contact(bodies, broad, mixing, *modifier, c, settings, &mut manifold);
+                    let flags = c.flags;
+                    if flags.intersects(
+                        ContactFlags::DISJOINT | ContactFlags::STARTED | ContactFlags::STOPPED,
+                    ) {
+                        out.changed.push(p as u32);
+                    }
+                    let asleep = |i: u32| bodies.bodies[i as usize].set >= FIRST_SLEEPING_SET;
+                    if flags.contains(ContactFlags::TOUCHING)
+                        && !flags.contains(ContactFlags::SENSOR)
+                        && (asleep(c.body_a) || asleep(c.body_b))
+                    {
+                        out.sleepers.push(active[p]);
+                    }
                 }
             });
         }
@@ -365,6 +405,11 @@ pub(crate) fn finish_contacts(
     settings: &CollisionSettings,
     events: &mut Events,
 ) {
+    if !settings.report_persist {
+        finish_changed_contacts(contacts, events);
+        return;
+    }
+    // Persist events need every touching contact: visit them all.
     let mut active = std::mem::take(&mut contacts.active);
     active.retain(|&id| {
         let c = &contacts.contacts[id as usize];
@@ -390,6 +435,45 @@ pub(crate) fn finish_contacts(
         true
     });
     contacts.active = active;
+}
+
+/// `finish_contacts` without persist events: only the contacts the narrow phase saw
+/// change, in `active` order (so contacts are destroyed, and their slots freed, in the
+/// same order as a pass over every contact would).
+fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
+    let mut changes = std::mem::take(&mut contacts.changes);
+    let mut pruned = std::mem::take(&mut contacts.pruned);
+    pruned.clear();
+    for &p in changes
+        .0
+        .iter_mut()
+        .map(BlockChanges::get)
+        .flat_map(|b| &b.changed)
+    {
+        let id = contacts.active[p as usize];
+        let c = &contacts.contacts[id as usize];
+        debug_assert!(c.alive, "active contacts are live");
+        if c.flags.contains(ContactFlags::DISJOINT) {
+            let removed = contacts.destroy(id);
+            report_removed_contact(&removed, events);
+            pruned.push(p);
+        } else if c.flags.contains(ContactFlags::STARTED) {
+            push_event(c, ContactEventKind::Begin, events);
+        } else if c.flags.contains(ContactFlags::STOPPED) {
+            push_event(c, ContactEventKind::End, events);
+        }
+    }
+    if !pruned.is_empty() {
+        let (mut next, mut position) = (0, 0u32);
+        contacts.active.retain(|_| {
+            let keep = pruned.get(next) != Some(&position);
+            next += usize::from(!keep);
+            position += 1;
+            keep
+        });
+    }
+    contacts.changes = changes;
+    contacts.pruned = pruned;
 }
 
 fn push_event(c: &Contact, kind: ContactEventKind, events: &mut Events) {

@@ -36,6 +36,8 @@ pub(super) fn write_contacts(w: &mut Writer, contacts: &ContactManager) {
         active_bits: _,
         active_plan: _,
         active_bounds: _,
+        changes: _,
+        pruned: _,
     } = contacts;
     w.count(contacts.len());
     for c in contacts {
