@@ -262,6 +262,9 @@ pub(crate) struct BlockChanges {
     /// Ids of touching, non-sensor contacts with a body in a sleeping set: the contacts
     /// that may wake an island, ascending.
     pub sleepers: Vec<u32>,
+    /// Awake-set indices of the two bodies of each touching, non-sensor contact between
+    /// two awake bodies that are not fixed: the island links (see `island::update_sleep`).
+    pub links: Vec<[u32; 2]>,
 }
 
 impl BlockChanges {

@@ -118,25 +118,33 @@ pub(crate) fn update_sleep(
         }
     }
 
-    // Islands over touching contacts between awake, non-static bodies.
-    for &id in &contacts.active {
-        let c = &contacts.contacts[id as usize];
-        if !c.alive
-            || !c.flags.contains(ContactFlags::TOUCHING)
-            || c.flags.contains(ContactFlags::SENSOR)
-        {
-            continue;
+    // Islands over touching contacts between awake, non-static bodies: the links the
+    // narrow phase listed (bodies keep their awake index through the step: the step only
+    // wakes bodies, which join at the end), then the contacts that touched a sleeping
+    // body then, read now (their body may have woken since).
+    for block in &contacts.changes.0 {
+        let block = block
+            .lock()
+            .expect("no job panicked holding a block's changes");
+        for &[a, b] in &block.links {
+            union(&mut s.parent, a, b);
         }
-        let (a, b) = (
-            &bodies.bodies[c.body_a as usize],
-            &bodies.bodies[c.body_b as usize],
-        );
-        if a.set == AWAKE_SET
-            && b.set == AWAKE_SET
-            && a.motion_type != MotionType::Fixed
-            && b.motion_type != MotionType::Fixed
-        {
-            union(&mut s.parent, a.local, b.local);
+        for &id in &block.sleepers {
+            let c = &contacts.contacts[id as usize];
+            if !c.alive {
+                continue;
+            }
+            let (a, b) = (
+                &bodies.bodies[c.body_a as usize],
+                &bodies.bodies[c.body_b as usize],
+            );
+            if a.set == AWAKE_SET
+                && b.set == AWAKE_SET
+                && a.motion_type != MotionType::Fixed
+                && b.motion_type != MotionType::Fixed
+            {
+                union(&mut s.parent, a.local, b.local);
+            }
         }
     }
     // A joint keeps its two bodies in one island (they sleep and wake together).

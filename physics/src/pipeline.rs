@@ -17,7 +17,7 @@
 use joule_jobs::JobSystem;
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
+use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET, MotionType};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
     BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache,
@@ -257,6 +257,7 @@ pub(crate) fn update_contacts(
             .expect("no job panicked holding a block's changes");
         block.changed.clear();
         block.sleepers.clear();
+        block.links.clear();
     }
     // A job captures its chunk and one shared reference: small enough to be stored inline
     // in the job, so spawning allocates nothing. (Its block's changes are found from the
@@ -290,12 +291,22 @@ pub(crate) fn update_contacts(
                     ) {
                         out.changed.push(p as u32);
                     }
-                    let asleep = |i: u32| bodies.bodies[i as usize].set >= FIRST_SLEEPING_SET;
                     if flags.contains(ContactFlags::TOUCHING)
                         && !flags.contains(ContactFlags::SENSOR)
-                        && (asleep(c.body_a) || asleep(c.body_b))
                     {
-                        out.sleepers.push(active[p]);
+                        let (a, b) = (
+                            &bodies.bodies[c.body_a as usize],
+                            &bodies.bodies[c.body_b as usize],
+                        );
+                        if a.set >= FIRST_SLEEPING_SET || b.set >= FIRST_SLEEPING_SET {
+                            out.sleepers.push(active[p]);
+                        } else if a.set == AWAKE_SET
+                            && b.set == AWAKE_SET
+                            && a.motion_type != MotionType::Fixed
+                            && b.motion_type != MotionType::Fixed
+                        {
+                            out.links.push([a.local, b.local]);
+                        }
                     }
                 }
             });
