@@ -265,6 +265,19 @@ pub(crate) struct BlockChanges {
     /// Awake-set indices of the two bodies of each touching, non-sensor contact between
     /// two awake bodies that are not fixed: the island links (see `island::update_sleep`).
     pub links: Vec<[u32; 2]>,
+    /// The touching contacts with points and no sleeping body, as the solver takes them.
+    pub solver: Vec<SolverContact>,
+}
+
+/// A contact for the solver, as the narrow phase saw it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SolverContact {
+    /// Contact id.
+    pub id: u32,
+    /// Awake indices of the two bodies where they are dynamic, else `u32::MAX`.
+    pub bodies: [u32; 2],
+    /// Whether the contact has rolling or spinning resistance.
+    pub rolling: bool,
 }
 
 impl BlockChanges {

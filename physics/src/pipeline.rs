@@ -17,10 +17,10 @@
 use joule_jobs::JobSystem;
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET, MotionType};
+use crate::body::{AWAKE_SET, Bodies, Body, BodySim, FIRST_SLEEPING_SET, MotionType};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
-    BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache,
+    BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache, SolverContact,
     motion_types_collide,
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
@@ -258,6 +258,7 @@ pub(crate) fn update_contacts(
         block.changed.clear();
         block.sleepers.clear();
         block.links.clear();
+        block.solver.clear();
     }
     // A job captures its chunk and one shared reference: small enough to be stored inline
     // in the job, so spawning allocates nothing. (Its block's changes are found from the
@@ -300,12 +301,28 @@ pub(crate) fn update_contacts(
                         );
                         if a.set >= FIRST_SLEEPING_SET || b.set >= FIRST_SLEEPING_SET {
                             out.sleepers.push(active[p]);
-                        } else if a.set == AWAKE_SET
+                            continue;
+                        }
+                        if a.set == AWAKE_SET
                             && b.set == AWAKE_SET
                             && a.motion_type != MotionType::Fixed
                             && b.motion_type != MotionType::Fixed
                         {
                             out.links.push([a.local, b.local]);
+                        }
+                        if !c.manifold.points.is_empty() {
+                            let solver = |b: &Body| {
+                                if b.set == AWAKE_SET && b.motion_type == MotionType::Dynamic {
+                                    b.local
+                                } else {
+                                    u32::MAX
+                                }
+                            };
+                            out.solver.push(SolverContact {
+                                id: active[p],
+                                bodies: [solver(a), solver(b)],
+                                rolling: c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0,
+                            });
                         }
                     }
                 }

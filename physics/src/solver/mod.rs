@@ -476,25 +476,51 @@ fn build_constraints(
 ) {
     s.entries.clear();
     s.rolling_entries.clear();
-    for &id in &contacts.active {
-        let c = &contacts.contacts[id as usize];
-        if !c.alive
-            || c.manifold.points.is_empty()
-            || c.flags.contains(ContactFlags::SENSOR)
-            || !c.flags.contains(ContactFlags::TOUCHING)
-        {
-            continue;
+    // The contacts the narrow phase listed (in block order, so in id order), then those
+    // that touched a sleeping body then, read now: their island may have woken since.
+    for block in &contacts.changes.0 {
+        let block = block
+            .lock()
+            .expect("no job panicked holding a block's changes");
+        for sc in &block.solver {
+            let index = |i: u32| (i != u32::MAX).then_some(i);
+            let entry = GraphEntry {
+                kind: ConstraintKind::Contact,
+                id: sc.id,
+                body_a: index(sc.bodies[0]),
+                body_b: index(sc.bodies[1]),
+            };
+            if sc.rolling {
+                s.rolling_entries.push(entry);
+            } else {
+                s.entries.push(entry);
+            }
         }
-        let entry = GraphEntry {
-            kind: ConstraintKind::Contact,
-            id,
-            body_a: solver_index(bodies, c.body_a),
-            body_b: solver_index(bodies, c.body_b),
-        };
-        if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
-            s.rolling_entries.push(entry);
-        } else {
-            s.entries.push(entry);
+    }
+    for block in &contacts.changes.0 {
+        let block = block
+            .lock()
+            .expect("no job panicked holding a block's changes");
+        for &id in &block.sleepers {
+            let c = &contacts.contacts[id as usize];
+            if !c.alive
+                || c.manifold.points.is_empty()
+                || c.flags.contains(ContactFlags::SENSOR)
+                || !c.flags.contains(ContactFlags::TOUCHING)
+            {
+                continue;
+            }
+            let entry = GraphEntry {
+                kind: ConstraintKind::Contact,
+                id,
+                body_a: solver_index(bodies, c.body_a),
+                body_b: solver_index(bodies, c.body_b),
+            };
+            if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
+                s.rolling_entries.push(entry);
+            } else {
+                s.entries.push(entry);
+            }
         }
     }
     joint_stage::push_entries(bodies, joints, &mut s.entries);
