@@ -109,8 +109,6 @@ pub struct ConstraintPoint {
     pub base_separation: f32,
     /// Effective mass along the normal.
     pub normal_mass: f32,
-    /// Its inverse, `K_ii` (the patch step's soft term needs it).
-    pub normal_k: f32,
     /// Effective masses along the two tangents.
     pub tangent_mass: [f32; 2],
     /// Accumulated normal impulse (warm started from the previous step).
@@ -269,14 +267,10 @@ fn effective_mass(
     rb: Vec3A,
     dir: Vec3A,
 ) -> f32 {
-    let k = inverse_effective_mass(ma, ia, ra.cross(dir), mb, ib, rb.cross(dir));
+    let rna = ra.cross(dir);
+    let rnb = rb.cross(dir);
+    let k = ma + mb + rna.dot(*ia * rna) + rnb.dot(*ib * rnb);
     if k > 0.0 { 1.0 / k } else { 0.0 }
-}
-
-/// `m_a⁻¹ + m_b⁻¹ + rn_a·I_a⁻¹ rn_a + rn_b·I_b⁻¹ rn_b`, with `rn = r × dir`.
-#[inline]
-fn inverse_effective_mass(ma: f32, ia: &Mat3A, rna: Vec3A, mb: f32, ib: &Mat3A, rnb: Vec3A) -> f32 {
-    ma + mb + rna.dot(*ia * rna) + rnb.dot(*ib * rnb)
 }
 
 impl ContactConstraint {
@@ -299,15 +293,7 @@ impl ContactConstraint {
                     dir,
                 )
             };
-            let k = inverse_effective_mass(
-                ma.inv_mass,
-                &ma.inv_inertia,
-                ra.cross(n),
-                mb.inv_mass,
-                &mb.inv_inertia,
-                rb.cross(n),
-            );
-            (p.normal_mass, p.normal_k) = if k > 0.0 { (1.0 / k, k) } else { (0.0, 0.0) };
+            p.normal_mass = mass(n);
             p.tangent_mass = [mass(self.tangents[0]), mass(self.tangents[1])];
             let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
             // The lower of the start-of-step approach and one carried from the last step
@@ -490,7 +476,18 @@ impl ContactConstraint {
             } else {
                 (0.0, 0.0)
             };
-            let ck = c * p.normal_k;
+            // `K_ii = 1 / normal_mass`, formed here rather than stored (the bundles do
+            // the same, and their size is time); none in the relax pass (`c = 0`).
+            let ck = if use_bias {
+                let k_ii = if p.normal_mass > 0.0 {
+                    1.0 / p.normal_mass
+                } else {
+                    0.0
+                };
+                c * k_ii
+            } else {
+                0.0
+            };
             num += bias + ck * p.normal_impulse;
             den += ck;
         }

@@ -52,8 +52,6 @@ pub struct BundlePoint {
     pub base_separation: FloatW,
     /// Effective mass along the normal.
     pub normal_mass: FloatW,
-    /// Its inverse (see `ConstraintPoint::normal_k`).
-    pub normal_k: FloatW,
     /// Effective masses along the tangents.
     pub tangent_mass: [FloatW; 2],
     /// Accumulated normal impulse.
@@ -123,18 +121,6 @@ pub struct ContactBundle {
     /// Whether every used lane takes the step (and, unless `masked`, has every point):
     /// then the step needs no selects.
     patch_all: bool,
-    /// Point count per lane, as a float (the patch step's `n`).
-    patch_count: FloatW,
-    /// `Σ r_a × n` per lane.
-    patch_rn_a: Vec3W,
-    /// `Σ r_b × n` per lane.
-    patch_rn_b: Vec3W,
-    /// `I_a Σ r_a × n`.
-    patch_k_a: Vec3W,
-    /// `I_b Σ r_b × n`.
-    patch_k_b: Vec3W,
-    /// `1ᵀK1` per lane.
-    patch_k: FloatW,
 }
 
 /// Velocities of one side of a bundle's lanes.
@@ -231,12 +217,6 @@ impl ContactBundle {
         let patch = c.patch.k > 0.0;
         self.patch.0[i] = if patch { u32::MAX } else { 0 };
         self.patch_all &= patch;
-        self.patch_count.0[i] = c.points.len() as f32;
-        self.patch_rn_a.set_lane(i, c.patch.rn_a);
-        self.patch_rn_b.set_lane(i, c.patch.rn_b);
-        self.patch_k_a.set_lane(i, a.inv_inertia * c.patch.rn_a);
-        self.patch_k_b.set_lane(i, b.inv_inertia * c.patch.rn_b);
-        self.patch_k.0[i] = c.patch.k;
         for (k, bp) in self.points.iter_mut().enumerate() {
             let has = k < c.points.len();
             let bit = if has { u32::MAX } else { 0 };
@@ -254,7 +234,6 @@ impl ContactBundle {
             bp.k_b.set_lane(i, b.inv_inertia * rn_b);
             bp.base_separation.0[i] = p.base_separation;
             bp.normal_mass.0[i] = p.normal_mass;
-            bp.normal_k.0[i] = p.normal_k;
             bp.tangent_mass[0].0[i] = p.tangent_mass[0];
             bp.tangent_mass[1].0[i] = p.tangent_mass[1];
             bp.normal_impulse.0[i] = p.normal_impulse;
@@ -430,12 +409,12 @@ impl ContactBundle {
 
     /// The uniform step over each lane's points (see `ContactConstraint::solve_patch`,
     /// which this follows operation for operation in the lanes of `patch`).
-    #[inline(always)]
+    #[inline(never)]
     fn solve_patch<const MASKED: bool, const ALL: bool>(
         &self,
         a: &mut Velocities,
         b: &mut Velocities,
-        seps: &[FloatW; 4],
+        (shift, n_a, n_b): (FloatW, Vec3W, Vec3W),
         k: &SolveParams,
         use_bias: bool,
     ) -> FloatW {
@@ -447,12 +426,30 @@ impl ContactBundle {
         } else {
             0.0
         };
+        // The sums over each lane's points, formed here rather than stored (bundles are
+        // streamed through every pass: their size is time), in the order
+        // `ContactConstraint::prepare` forms them.
+        let one = FloatW::splat(1.0);
+        let (mut count, mut rn_a, mut rn_b) = (zero, Vec3W::ZERO, Vec3W::ZERO);
+        for p in &self.points[..self.points_used] {
+            if ALL {
+                (count, rn_a, rn_b) = (count + one, rn_a + p.rn_a, rn_b + p.rn_b);
+            } else {
+                let has = p.mask_a.or(p.mask_b);
+                count = FloatW::select(has, count + one, count);
+                rn_a = Vec3W::select(has, rn_a + p.rn_a, rn_a);
+                rn_b = Vec3W::select(has, rn_b + p.rn_b, rn_b);
+            }
+        }
+        let k_a = self.inv_inertia_a.mul(rn_a);
+        let k_b = self.inv_inertia_b.mul(rn_b);
         let dv = (b.v - a.v).dot(n);
-        let mut num = (dv + (b.w.dot(self.patch_rn_b) - a.w.dot(self.patch_rn_a)))
-            + (self.patch_count - FloatW::splat(1.0)) * dv;
-        let mut den = self.patch_k;
+        let mut num = (dv + (b.w.dot(rn_b) - a.w.dot(rn_a))) + (count - one) * dv;
+        let mut den =
+            count * count * (self.inv_mass_a + self.inv_mass_b) + rn_a.dot(k_a) + rn_b.dot(k_b);
         let mut lowest = FloatW::splat(f32::INFINITY);
-        for (p, &s) in self.points[..self.points_used].iter().zip(seps) {
+        for p in &self.points[..self.points_used] {
+            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let has = p.mask_a.or(p.mask_b);
             let speculative = s.gt(zero);
             let (bias, c) = if use_bias {
@@ -467,7 +464,13 @@ impl ContactBundle {
                     zero,
                 )
             };
-            let ck = c * p.normal_k;
+            // `K_ii` of the soft term (see `ContactConstraint::solve_patch`).
+            let ck = if use_bias {
+                let k_ii = FloatW::select(p.normal_mass.gt(zero), one.div(p.normal_mass), zero);
+                c * k_ii
+            } else {
+                zero
+            };
             if ALL {
                 num = num + (bias + ck * p.normal_impulse);
                 den = den + ck;
@@ -484,11 +487,11 @@ impl ContactBundle {
         } else {
             FloatW::select(self.patch, step, zero)
         };
-        let total = self.patch_count * step;
+        let total = count * step;
         let va = a.v - n.scale(self.inv_mass_a * total);
-        let wa = a.w - self.patch_k_a.scale(step);
+        let wa = a.w - k_a.scale(step);
         let vb = b.v + n.scale(self.inv_mass_b * total);
-        let wb = b.w + self.patch_k_b.scale(step);
+        let wb = b.w + k_b.scale(step);
         if ALL {
             (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
             return step;
@@ -632,22 +635,18 @@ impl ContactBundle {
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
-        // Each point's separation, once for the patch step and the points.
-        let mut seps = [zero; 4];
-        for (s, p) in seps.iter_mut().zip(&self.points[..used]) {
-            *s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
-        }
         // Every used lane has every point when not `MASKED`.
         let all = !MASKED && self.patch_all;
         let step = if all {
-            Some(self.solve_patch::<false, true>(&mut a, &mut b, &seps, k, use_bias))
+            Some(self.solve_patch::<false, true>(&mut a, &mut b, (shift, n_a, n_b), k, use_bias))
         } else if self.patch.any() {
-            Some(self.solve_patch::<MASKED, false>(&mut a, &mut b, &seps, k, use_bias))
+            Some(self.solve_patch::<MASKED, false>(&mut a, &mut b, (shift, n_a, n_b), k, use_bias))
         } else {
             None
         };
-        for (i, &s) in seps.iter().enumerate().take(used) {
+        for i in 0..used {
             let p = &mut self.points[i];
+            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let old = match step {
                 Some(step) if all => p.normal_impulse + step,
                 Some(step) => FloatW::select(
