@@ -409,12 +409,12 @@ impl ContactBundle {
 
     /// The uniform step over each lane's points (see `ContactConstraint::solve_patch`,
     /// which this follows operation for operation in the lanes of `patch`).
-    #[inline(never)]
+    #[inline(always)]
     fn solve_patch<const MASKED: bool, const ALL: bool>(
         &self,
         a: &mut Velocities,
         b: &mut Velocities,
-        (shift, n_a, n_b): (FloatW, Vec3W, Vec3W),
+        seps: &[FloatW; 4],
         k: &SolveParams,
         use_bias: bool,
     ) -> FloatW {
@@ -448,8 +448,8 @@ impl ContactBundle {
         let mut den =
             count * count * (self.inv_mass_a + self.inv_mass_b) + rn_a.dot(k_a) + rn_b.dot(k_b);
         let mut lowest = FloatW::splat(f32::INFINITY);
-        for p in &self.points[..self.points_used] {
-            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+        for (i, p) in self.points[..self.points_used].iter().enumerate() {
+            let s = seps[i];
             let has = p.mask_a.or(p.mask_b);
             let speculative = s.gt(zero);
             let (bias, c) = if use_bias {
@@ -635,18 +635,22 @@ impl ContactBundle {
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
+        // Each point's separation, once for the patch step and the points.
+        let mut seps = [zero; 4];
+        for (i, p) in self.points[..used].iter().enumerate() {
+            seps[i] = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+        }
         // Every used lane has every point when not `MASKED`.
         let all = !MASKED && self.patch_all;
         let step = if all {
-            Some(self.solve_patch::<false, true>(&mut a, &mut b, (shift, n_a, n_b), k, use_bias))
+            Some(self.solve_patch::<false, true>(&mut a, &mut b, &seps, k, use_bias))
         } else if self.patch.any() {
-            Some(self.solve_patch::<MASKED, false>(&mut a, &mut b, (shift, n_a, n_b), k, use_bias))
+            Some(self.solve_patch::<MASKED, false>(&mut a, &mut b, &seps, k, use_bias))
         } else {
             None
         };
-        for i in 0..used {
+        for (i, &s) in seps[..used].iter().enumerate() {
             let p = &mut self.points[i];
-            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
             let old = match step {
                 Some(step) if all => p.normal_impulse + step,
                 Some(step) => FloatW::select(
