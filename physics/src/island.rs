@@ -77,6 +77,19 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
     }
 }
 
+/// Joins the islands of bodies `a` and `b` (body slots) when both are awake and neither
+/// is fixed.
+fn link(bodies: &Bodies, parent: &mut [u32], a: u32, b: u32) {
+    let (a, b) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
+    if a.set == AWAKE_SET
+        && b.set == AWAKE_SET
+        && a.motion_type != MotionType::Fixed
+        && b.motion_type != MotionType::Fixed
+    {
+        union(parent, a.local, b.local);
+    }
+}
+
 /// Updates sleep timers, groups awake bodies into islands and puts resting islands to
 /// sleep. Returns the number of bodies put to sleep.
 pub(crate) fn update_sleep(
@@ -134,33 +147,13 @@ pub(crate) fn update_sleep(
             if !c.alive {
                 continue;
             }
-            let (a, b) = (
-                &bodies.bodies[c.body_a as usize],
-                &bodies.bodies[c.body_b as usize],
-            );
-            if a.set == AWAKE_SET
-                && b.set == AWAKE_SET
-                && a.motion_type != MotionType::Fixed
-                && b.motion_type != MotionType::Fixed
-            {
-                union(&mut s.parent, a.local, b.local);
-            }
+            link(bodies, &mut s.parent, c.body_a, c.body_b);
         }
     }
     // A joint keeps its two bodies in one island (they sleep and wake together).
     for j in joints.joints.iter().filter(|j| j.alive && j.enabled) {
         let Some(ja) = j.body_a else { continue };
-        let (a, b) = (
-            &bodies.bodies[ja as usize],
-            &bodies.bodies[j.body_b as usize],
-        );
-        if a.set == AWAKE_SET
-            && b.set == AWAKE_SET
-            && a.motion_type != MotionType::Fixed
-            && b.motion_type != MotionType::Fixed
-        {
-            union(&mut s.parent, a.local, b.local);
-        }
+        link(bodies, &mut s.parent, ja, j.body_b);
     }
     for i in 0..n as u32 {
         let r = find(&mut s.parent, i) as usize;

@@ -397,6 +397,18 @@ impl ContactBundle {
         let wa = a.w - p.k_a.scale(delta);
         let vb = b.v + n.scale(self.inv_mass_b * delta);
         let wb = b.w + p.k_b.scale(delta);
+        Self::store::<MASKED>(a, b, (va, wa, vb, wb), (mask_a, mask_b));
+    }
+
+    /// Stores the new velocities of both sides: with `MASKED`, only in the lanes of the
+    /// masks.
+    #[inline(always)]
+    fn store<const MASKED: bool>(
+        a: &mut Velocities,
+        b: &mut Velocities,
+        (va, wa, vb, wb): (Vec3W, Vec3W, Vec3W, Vec3W),
+        (mask_a, mask_b): (MaskW, MaskW),
+    ) {
         if MASKED {
             a.v = Vec3W::select(mask_a, va, a.v);
             a.w = Vec3W::select(mask_a, wa, a.w);
@@ -492,24 +504,20 @@ impl ContactBundle {
         let wa = a.w - k_a.scale(step);
         let vb = b.v + n.scale(self.inv_mass_b * total);
         let wb = b.w + k_b.scale(step);
+        let new = (va, wa, vb, wb);
         if ALL {
-            (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
-            return step;
-        }
-        // A lane without the step keeps its velocities bit for bit; with `MASKED`, a
-        // fixed side of a lane with the step keeps its (kinematic) velocity too.
-        let (mask_a, mask_b) = if MASKED {
-            (
+            Self::store::<false>(a, b, new, (MaskW::ALL, MaskW::ALL));
+        } else if MASKED {
+            // A lane without the step keeps its velocities bit for bit, and a fixed side
+            // of a lane with the step keeps its (kinematic) velocity too.
+            let masks = (
                 self.patch.and(self.points[0].mask_a),
                 self.patch.and(self.points[0].mask_b),
-            )
+            );
+            Self::store::<true>(a, b, new, masks);
         } else {
-            (self.patch, self.patch)
-        };
-        a.v = Vec3W::select(mask_a, va, a.v);
-        a.w = Vec3W::select(mask_a, wa, a.w);
-        b.v = Vec3W::select(mask_b, vb, b.v);
-        b.w = Vec3W::select(mask_b, wb, b.w);
+            Self::store::<true>(a, b, new, (self.patch, self.patch));
+        }
         step
     }
 
@@ -553,16 +561,9 @@ impl ContactBundle {
         let wa = a.w - self.inv_inertia_a.mul(moment_a);
         let vb = b.v + linear.scale(self.inv_mass_b);
         let wb = b.w + self.inv_inertia_b.mul(moment_b);
-        if MASKED {
-            // Every used lane has its first point: its masks say which sides move.
-            let (mask_a, mask_b) = (self.points[0].mask_a, self.points[0].mask_b);
-            a.v = Vec3W::select(mask_a, va, a.v);
-            a.w = Vec3W::select(mask_a, wa, a.w);
-            b.v = Vec3W::select(mask_b, vb, b.v);
-            b.w = Vec3W::select(mask_b, wb, b.w);
-        } else {
-            (a.v, a.w, b.v, b.w) = (va, wa, vb, wb);
-        }
+        // Every used lane has its first point: its masks say which sides move.
+        let masks = (self.points[0].mask_a, self.points[0].mask_b);
+        Self::store::<MASKED>(&mut a, &mut b, (va, wa, vb, wb), masks);
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
     }
