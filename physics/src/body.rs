@@ -350,6 +350,19 @@ impl Body {
             restitution: self.restitution,
         }
     }
+
+    /// Its index in the awake set if the solver may move it (awake and dynamic).
+    #[inline]
+    pub(crate) fn solver_index(&self) -> Option<u32> {
+        (self.set == AWAKE_SET && self.motion_type == MotionType::Dynamic).then_some(self.local)
+    }
+
+    /// Its index in the awake set if contacts and joints link it into an island (awake
+    /// and not fixed: kinematic bodies link, static ones do not).
+    #[inline]
+    pub(crate) fn island_index(&self) -> Option<u32> {
+        (self.set == AWAKE_SET && self.motion_type != MotionType::Fixed).then_some(self.local)
+    }
 }
 
 /// The hot part of a body, dense per set: what the step reads and writes every frame.

@@ -274,8 +274,8 @@ pub(crate) struct BlockChanges {
 pub(crate) struct SolverContact {
     /// Contact id.
     pub id: u32,
-    /// Awake indices of the two bodies where they are dynamic, else `u32::MAX`.
-    pub bodies: [u32; 2],
+    /// Awake indices of the two bodies where the solver moves them (`Body::solver_index`).
+    pub bodies: [Option<u32>; 2],
     /// Whether the contact has rolling or spinning resistance.
     pub rolling: bool,
 }

@@ -81,12 +81,8 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
 /// is fixed.
 fn link(bodies: &Bodies, parent: &mut [u32], a: u32, b: u32) {
     let (a, b) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
-    if a.set == AWAKE_SET
-        && b.set == AWAKE_SET
-        && a.motion_type != MotionType::Fixed
-        && b.motion_type != MotionType::Fixed
-    {
-        union(parent, a.local, b.local);
+    if let (Some(a), Some(b)) = (a.island_index(), b.island_index()) {
+        union(parent, a, b);
     }
 }
 

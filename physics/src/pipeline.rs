@@ -17,7 +17,7 @@
 use joule_jobs::JobSystem;
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies, Body, BodySim, FIRST_SLEEPING_SET, MotionType};
+use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
     BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache, SolverContact,
@@ -303,24 +303,13 @@ pub(crate) fn update_contacts(
                             out.sleepers.push(active[p]);
                             continue;
                         }
-                        if a.set == AWAKE_SET
-                            && b.set == AWAKE_SET
-                            && a.motion_type != MotionType::Fixed
-                            && b.motion_type != MotionType::Fixed
-                        {
-                            out.links.push([a.local, b.local]);
+                        if let (Some(a), Some(b)) = (a.island_index(), b.island_index()) {
+                            out.links.push([a, b]);
                         }
                         if !c.manifold.points.is_empty() {
-                            let solver = |b: &Body| {
-                                if b.set == AWAKE_SET && b.motion_type == MotionType::Dynamic {
-                                    b.local
-                                } else {
-                                    u32::MAX
-                                }
-                            };
                             out.solver.push(SolverContact {
                                 id: active[p],
-                                bodies: [solver(a), solver(b)],
+                                bodies: [a.solver_index(), b.solver_index()],
                                 rolling: c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0,
                             });
                         }

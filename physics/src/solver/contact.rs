@@ -206,6 +206,17 @@ pub struct Patch {
     pub k: f32,
 }
 
+/// One point's row in a pass (see `ContactConstraint::solve`).
+#[derive(Clone, Copy, Debug, Default)]
+struct PointRow {
+    /// Current separation.
+    s: f32,
+    /// Velocity bias.
+    bias: f32,
+    /// Solved soft (the solve pass, touching) rather than rigid.
+    soft: bool,
+}
+
 /// A contact manifold as the solver sees it.
 #[derive(Clone, Debug)]
 pub struct ContactConstraint {
@@ -437,14 +448,13 @@ impl ContactConstraint {
     }
 
     /// The uniform step over the points (see [`Patch`]): `Δ = -Σ (v_i + b_i + c_i K_ii
-    /// λ_i) / (1ᵀK1 + Σ c_i K_ii)`, each point's impulse clamped at zero on its own.
+    /// λ_i) / (1ᵀK1 + Σ c_i K_ii)`, truncated where the lowest impulse reaches zero.
+    /// Returns `Δ`, which the points add to their impulses.
     fn solve_patch(
         &self,
         a: &mut SolverBody,
         b: &mut SolverBody,
-        seps: &[f32; 4],
-        inv_h: f32,
-        max_push: f32,
+        rows: &[PointRow; 4],
         use_bias: bool,
     ) -> f32 {
         let n = self.normal;
@@ -468,14 +478,9 @@ impl ContactConstraint {
         let mut num = Self::normal_velocity(va, vb, n, self.patch.rn_a, self.patch.rn_b)
             + (count - 1.0) * (vb.0 - va.0).dot(n);
         let mut den = self.patch.k;
-        for (p, &s) in self.points.iter().zip(seps) {
-            let (bias, c) = if s > 0.0 {
-                (s * inv_h, 0.0)
-            } else if use_bias {
-                ((soft.bias_rate * s).max(-max_push), c_soft)
-            } else {
-                (0.0, 0.0)
-            };
+        let mut lowest = f32::INFINITY;
+        for (p, row) in self.points.iter().zip(rows) {
+            let c = if row.soft { c_soft } else { 0.0 };
             // `K_ii = 1 / normal_mass`, formed here rather than stored (the bundles do
             // the same, and their size is time); none in the relax pass (`c = 0`).
             let ck = if use_bias {
@@ -488,18 +493,14 @@ impl ContactConstraint {
             } else {
                 0.0
             };
-            num += bias + ck * p.normal_impulse;
+            num += row.bias + ck * p.normal_impulse;
             den += ck;
+            lowest = lowest.min(p.normal_impulse);
         }
         // Truncated where the first point's impulse reaches zero, so the step stays on
         // the line and can only lower the quadratic (clamping points one by one would
         // leave the line and could add energy).
-        let mut lowest = f32::INFINITY;
-        for p in &self.points {
-            lowest = lowest.min(p.normal_impulse);
-        }
         let step = (-num / den).max(-lowest);
-        let count = self.points.len() as f32;
         let (ma, mb) = (&self.mass_a, &self.mass_b);
         a.v -= (ma.inv_mass * (count * step)) * n;
         a.w -= step * (ma.inv_inertia * self.patch.rn_a);
@@ -629,33 +630,50 @@ impl ContactConstraint {
         let shift = (b.dp - a.dp).dot(n);
         let n_a = a.dq.conjugate() * n;
         let n_b = b.dq.conjugate() * n;
-        // Each point's separation, once for the patch step and the points.
-        let mut seps = [0.0; 4];
-        for (s, p) in seps.iter_mut().zip(&self.points) {
-            *s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+        // Each point's row, once for the patch step and the points: its separation, its
+        // velocity bias, and whether it is solved soft. A speculative point closes its gap
+        // in one substep, no more (rigid); a touching one pushes out softly in the solve
+        // pass and is rigid, without bias, in the relax pass.
+        let mut rows = [PointRow::default(); 4];
+        for (row, p) in rows.iter_mut().zip(&self.points) {
+            let s = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;
+            *row = if s > 0.0 {
+                PointRow {
+                    s,
+                    bias: s * inv_h,
+                    soft: false,
+                }
+            } else if use_bias {
+                let bias = (self.softness.bias_rate * s).max(-max_push);
+                PointRow {
+                    s,
+                    bias,
+                    soft: true,
+                }
+            } else {
+                PointRow {
+                    s,
+                    bias: 0.0,
+                    soft: false,
+                }
+            };
         }
         let step = if self.patch.k > 0.0 {
-            Some(self.solve_patch(a, b, &seps, inv_h, max_push, use_bias))
+            Some(self.solve_patch(a, b, &rows, use_bias))
         } else {
             None
         };
-        for (p, &s) in self.points.iter_mut().zip(&seps) {
+        for (p, row) in self.points.iter_mut().zip(&rows) {
             // The patch step's share, already in the velocities.
             let old = match step {
                 Some(step) => p.normal_impulse + step,
                 None => p.normal_impulse,
             };
-            let (bias, mass_scale, impulse_scale) = if s > 0.0 {
-                // Speculative: close the gap in one substep, no more.
-                (s * inv_h, 1.0, 0.0)
-            } else if use_bias {
-                (
-                    (self.softness.bias_rate * s).max(-max_push),
-                    self.softness.mass_scale,
-                    self.softness.impulse_scale,
-                )
+            let (s, bias) = (row.s, row.bias);
+            let (mass_scale, impulse_scale) = if row.soft {
+                (self.softness.mass_scale, self.softness.impulse_scale)
             } else {
-                (0.0, 1.0, 0.0)
+                (1.0, 0.0)
             };
             let (rn_a, rn_b) = (p.r_a.cross(n), p.r_b.cross(n));
             let va = if fa { fixed_a } else { (a.v, a.w) };

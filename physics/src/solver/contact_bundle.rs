@@ -636,7 +636,10 @@ impl ContactBundle {
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
-        // Each point's separation, once for the patch step and the points.
+        // Each point's separation, once for the patch step and the points. (Its bias and
+        // softness are formed again in each: keeping them in a row array as the scalar
+        // `ContactConstraint::solve` does cost 5 % more instructions here, in stack
+        // traffic, on pyramid_big.)
         let mut seps = [zero; 4];
         for (i, p) in self.points[..used].iter().enumerate() {
             seps[i] = shift + (p.r_b.dot(n_b) - p.r_a.dot(n_a)) + p.base_separation;

@@ -60,7 +60,7 @@ mod wide;
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
-use crate::body::{AWAKE_SET, Bodies, MotionType};
+use crate::body::{Bodies, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::contact::{ContactFlags, ContactManager};
 use crate::joint::Joints;
@@ -452,8 +452,7 @@ fn is_isotropic(inv_inertia: &Mat3A) -> bool {
 
 /// The awake index of a body if the solver may move it.
 fn solver_index(bodies: &Bodies, index: u32) -> Option<u32> {
-    let b = &bodies.bodies[index as usize];
-    (b.set == AWAKE_SET && b.motion_type == MotionType::Dynamic).then_some(b.local)
+    bodies.bodies[index as usize].solver_index()
 }
 
 fn fixed_velocity(bodies: &Bodies, index: u32) -> (Vec3A, Vec3A) {
@@ -483,12 +482,11 @@ fn build_constraints(
             .lock()
             .expect("no job panicked holding a block's changes");
         for sc in &block.solver {
-            let index = |i: u32| (i != u32::MAX).then_some(i);
             let entry = GraphEntry {
                 kind: ConstraintKind::Contact,
                 id: sc.id,
-                body_a: index(sc.bodies[0]),
-                body_b: index(sc.bodies[1]),
+                body_a: sc.bodies[0],
+                body_b: sc.bodies[1],
             };
             if sc.rolling {
                 s.rolling_entries.push(entry);
