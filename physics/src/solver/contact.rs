@@ -386,7 +386,7 @@ impl ContactConstraint {
     }
 
     #[inline]
-    fn velocity_a(&self, a: &SolverBody) -> (Vec3A, Vec3A) {
+    pub(crate) fn velocity_a(&self, a: &SolverBody) -> (Vec3A, Vec3A) {
         if self.body_a.is_some() {
             (a.v, a.w)
         } else {
@@ -395,7 +395,7 @@ impl ContactConstraint {
     }
 
     #[inline]
-    fn velocity_b(&self, b: &SolverBody) -> (Vec3A, Vec3A) {
+    pub(crate) fn velocity_b(&self, b: &SolverBody) -> (Vec3A, Vec3A) {
         if self.body_b.is_some() {
             (b.v, b.w)
         } else {

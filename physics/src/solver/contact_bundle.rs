@@ -137,6 +137,24 @@ struct Poses {
     dq: QuatW,
 }
 
+/// The start-of-step velocities (linear, angular) of each lane's sides, from
+/// [`ContactBundle::push`] to [`ContactBundle::prepare`] (kept out of the bundle, which
+/// every pass streams through).
+#[derive(Clone, Copy, Debug)]
+pub struct StartVelocities {
+    a: [(Vec3A, Vec3A); LANES],
+    b: [(Vec3A, Vec3A); LANES],
+}
+
+impl Default for StartVelocities {
+    fn default() -> Self {
+        Self {
+            a: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
+            b: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
+        }
+    }
+}
+
 /// Constants of the solve pass.
 #[derive(Clone, Copy, Debug)]
 pub struct SolveParams {
@@ -178,9 +196,19 @@ impl ContactBundle {
         }
     }
 
-    /// Adds a prepared constraint as the next lane; `slot_a` and `slot_b` are the plan
-    /// positions of its dynamic bodies. Panics if the bundle is full.
-    pub fn push(&mut self, c: &ContactConstraint, slot_a: Option<u32>, slot_b: Option<u32>) {
+    /// Adds a constraint as the next lane, unprepared (its effective masses, anchor
+    /// offsets, approach speeds and patch step are left to [`ContactBundle::prepare`],
+    /// which forms them for all lanes at once); `slot_a` and `slot_b` are the plan
+    /// positions of its dynamic bodies, `a` and `b` their solver bodies at the start of
+    /// the step ([`SolverBody::FIXED`] for a side that is not dynamic). Panics if the
+    /// bundle is full.
+    pub fn push(
+        &mut self,
+        c: &ContactConstraint,
+        (slot_a, slot_b): (Option<u32>, Option<u32>),
+        (a, b): (&SolverBody, &SolverBody),
+        start: &mut StartVelocities,
+    ) {
         assert!(self.count < LANES, "a bundle holds {LANES} constraints");
         let i = self.count;
         self.count += 1;
@@ -202,6 +230,8 @@ impl ContactBundle {
             slot: slot_b.unwrap_or(NO_SLOT),
             fixed: c.fixed_b,
         };
+        start.a[i] = c.velocity_a(a);
+        start.b[i] = c.velocity_b(b);
         self.normal.set_lane(i, c.normal);
         self.tangents[0].set_lane(i, c.tangents[0]);
         self.tangents[1].set_lane(i, c.tangents[1]);
@@ -209,14 +239,11 @@ impl ContactBundle {
         self.restitution.0[i] = c.restitution;
         self.tangent_speed[0].0[i] = c.tangent_speed[0];
         self.tangent_speed[1].0[i] = c.tangent_speed[1];
-        let (a, b) = (&c.mass_a, &c.mass_b);
-        self.inv_mass_a.0[i] = a.inv_mass;
-        self.inv_inertia_a.set_lane(i, &a.inv_inertia);
-        self.inv_mass_b.0[i] = b.inv_mass;
-        self.inv_inertia_b.set_lane(i, &b.inv_inertia);
-        let patch = c.patch.k > 0.0;
-        self.patch.0[i] = if patch { u32::MAX } else { 0 };
-        self.patch_all &= patch;
+        let (ma, mb) = (&c.mass_a, &c.mass_b);
+        self.inv_mass_a.0[i] = ma.inv_mass;
+        self.inv_inertia_a.set_lane(i, &ma.inv_inertia);
+        self.inv_mass_b.0[i] = mb.inv_mass;
+        self.inv_inertia_b.set_lane(i, &mb.inv_inertia);
         for (k, bp) in self.points.iter_mut().enumerate() {
             let has = k < c.points.len();
             let bit = if has { u32::MAX } else { 0 };
@@ -227,21 +254,76 @@ impl ContactBundle {
             };
             bp.r_a.set_lane(i, p.r_a);
             bp.r_b.set_lane(i, p.r_b);
-            let (rn_a, rn_b) = (p.r_a.cross(c.normal), p.r_b.cross(c.normal));
-            bp.rn_a.set_lane(i, rn_a);
-            bp.rn_b.set_lane(i, rn_b);
-            bp.k_a.set_lane(i, a.inv_inertia * rn_a);
-            bp.k_b.set_lane(i, b.inv_inertia * rn_b);
-            bp.base_separation.0[i] = p.base_separation;
-            bp.normal_mass.0[i] = p.normal_mass;
-            bp.tangent_mass[0].0[i] = p.tangent_mass[0];
-            bp.tangent_mass[1].0[i] = p.tangent_mass[1];
+            // The separation, until `prepare` takes the anchors' offset off it.
+            bp.base_separation.0[i] = p.separation;
             bp.normal_impulse.0[i] = p.normal_impulse;
             bp.tangent_impulse[0].0[i] = p.tangent_impulse[0];
             bp.tangent_impulse[1].0[i] = p.tangent_impulse[1];
-            bp.max_normal_impulse.0[i] = p.max_normal_impulse;
+            bp.max_normal_impulse.0[i] = 0.0;
+            // The carried approach, until `prepare` lowers it to the start's.
             bp.relative_velocity.0[i] = p.relative_velocity;
-            bp.bounced.0[i] = if p.bounced { u32::MAX } else { 0 };
+            bp.bounced.0[i] = 0;
+        }
+    }
+
+    /// Prepares the pushed lanes at once, as [`ContactConstraint::prepare`] prepares one
+    /// constraint and bit for bit the same (the same operations in the same order, lane
+    /// by lane): effective masses, the anchors' normal offset, the approach speeds and
+    /// which lanes take the patch step. `start` is what [`ContactBundle::push`] filled.
+    pub fn prepare(&mut self, start: &StartVelocities) {
+        let side = |s: &[(Vec3A, Vec3A); LANES]| Velocities {
+            v: Vec3W::gather(s.map(|(v, _)| v)),
+            w: Vec3W::gather(s.map(|(_, w)| w)),
+        };
+        let (va, vb) = (side(&start.a), side(&start.b));
+        let n = self.normal;
+        let (ma, mb) = (self.inv_mass_a, self.inv_mass_b);
+        let (ia, ib) = (self.inv_inertia_a, self.inv_inertia_b);
+        let one = FloatW::splat(1.0);
+        // `effective_mass` of the scalar solver, given `r × dir` per side.
+        let mass = |rda: Vec3W, rdb: Vec3W| {
+            let k = ma + mb + rda.dot(ia.mul(rda)) + rdb.dot(ib.mul(rdb));
+            FloatW::select(k.gt(FloatW::ZERO), one.div(k), FloatW::ZERO)
+        };
+        let mut sum_a = Vec3W::ZERO;
+        let mut sum_b = Vec3W::ZERO;
+        let mut count = FloatW::ZERO;
+        let tangents = self.tangents;
+        for (k, p) in self.points[..self.points_used].iter_mut().enumerate() {
+            let (r_a, r_b) = (p.r_a, p.r_b);
+            p.rn_a = r_a.cross(n);
+            p.rn_b = r_b.cross(n);
+            p.k_a = ia.mul(p.rn_a);
+            p.k_b = ib.mul(p.rn_b);
+            p.normal_mass = mass(p.rn_a, p.rn_b);
+            p.tangent_mass = tangents.map(|t| mass(r_a.cross(t), r_b.cross(t)));
+            let dv = Self::relative_velocity(&va, &vb, r_a, r_b);
+            p.relative_velocity = dv.dot(n).min(p.relative_velocity);
+            p.base_separation = p.base_separation - (r_b.dot(n) - r_a.dot(n));
+            // The patch step's sums run over each lane's own points only.
+            let has = MaskW(std::array::from_fn(|i| {
+                if k < usize::from(self.point_count[i]) {
+                    u32::MAX
+                } else {
+                    0
+                }
+            }));
+            sum_a = Vec3W::select(has, sum_a + p.rn_a, sum_a);
+            sum_b = Vec3W::select(has, sum_b + p.rn_b, sum_b);
+            count = FloatW::select(has, count + one, count);
+        }
+        // `ContactConstraint::prepare`'s condition for the patch step, lane by lane.
+        let k = count * count * (ma + mb) + sum_a.dot(ia.mul(sum_a)) + sum_b.dot(ib.mul(sum_b));
+        self.patch_all = true;
+        for i in 0..LANES {
+            let take = i < self.count
+                && self.point_count[i] >= 2
+                && self.restitution.0[i] == 0.0
+                && k.0[i] > 0.0;
+            self.patch.0[i] = if take { u32::MAX } else { 0 };
+            if i < self.count {
+                self.patch_all &= take;
+            }
         }
     }
 
@@ -297,20 +379,35 @@ impl ContactBundle {
         }
     }
 
+    /// Velocities and poses at once: each lane's body is looked up once, its one cache
+    /// line read whole.
     #[inline(never)]
-    fn gather_poses(sides: &[LaneSide; LANES], chunk: &mut DisjointChunk<'_, SolverBody>) -> Poses {
+    fn gather_bodies(
+        sides: &[LaneSide; LANES],
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+    ) -> (Velocities, Poses) {
+        let mut v = [Vec3A::ZERO; LANES];
+        let mut w = [Vec3A::ZERO; LANES];
         let mut dp = [Vec3A::ZERO; LANES];
         let mut dq = [Quat::IDENTITY; LANES];
         for (i, side) in sides.iter().enumerate() {
-            if side.slot != NO_SLOT {
+            if side.slot == NO_SLOT {
+                (v[i], w[i]) = side.fixed;
+            } else {
                 let body = chunk.get_mut(side.slot as usize);
-                (dp[i], dq[i]) = (body.dp, body.dq);
+                (v[i], w[i], dp[i], dq[i]) = (body.v, body.w, body.dp, body.dq);
             }
         }
-        Poses {
-            dp: Vec3W::gather(dp),
-            dq: QuatW::gather(dq),
-        }
+        (
+            Velocities {
+                v: Vec3W::gather(v),
+                w: Vec3W::gather(w),
+            },
+            Poses {
+                dp: Vec3W::gather(dp),
+                dq: QuatW::gather(dq),
+            },
+        )
     }
 
     #[inline(never)]
@@ -589,10 +686,8 @@ impl ContactBundle {
         k: &SolveParams,
         use_bias: bool,
     ) {
-        let mut a = Self::gather_velocities(&self.side_a, chunk);
-        let mut b = Self::gather_velocities(&self.side_b, chunk);
-        let pose_a = Self::gather_poses(&self.side_a, chunk);
-        let pose_b = Self::gather_poses(&self.side_b, chunk);
+        let (mut a, pose_a) = Self::gather_bodies(&self.side_a, chunk);
+        let (mut b, pose_b) = Self::gather_bodies(&self.side_b, chunk);
         let n = self.normal;
         let [t0, t1] = self.tangents;
         let used = self.points_used;
@@ -822,20 +917,23 @@ mod tests {
                 .map(|k| constraint(&mut rng, k, sides(k), &masses))
                 .collect();
             let mut bundle = ContactBundle::new();
+            let mut start = StartVelocities::default();
             let mut indices = Vec::new();
             for c in &mut scalar {
                 let at = |i: Option<u32>| i.map_or(SolverBody::FIXED, |i| bodies[i as usize]);
                 let (a, b) = (at(c.body_a), at(c.body_b));
-                c.prepare(&a, &b);
                 let mut slot = |i: Option<u32>| {
                     i.map(|i| {
                         indices.push(i as usize);
                         indices.len() as u32 - 1
                     })
                 };
-                let (sa, sb) = (slot(c.body_a), slot(c.body_b));
-                bundle.push(c, sa, sb);
+                let slots = (slot(c.body_a), slot(c.body_b));
+                // The bundle gets the constraint unprepared and prepares its lanes itself.
+                bundle.push(c, slots, (&a, &b), &mut start);
+                c.prepare(&a, &b);
             }
+            bundle.prepare(&start);
             let mut expected = bodies.clone();
             let mut plan = DisjointPlan::new();
             plan.set(bodies.len(), indices.iter().copied()).unwrap();

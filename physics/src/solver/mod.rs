@@ -70,7 +70,7 @@ use contact::{
     BodyMass, ConstraintPoint, ContactConstraint, Patch, RollingRows, Softness, SolverBody,
     tangent_basis,
 };
-use contact_bundle::{ContactBundle, SolveParams};
+use contact_bundle::{ContactBundle, SolveParams, StartVelocities};
 use wide::LANES;
 
 /// Contact stiffness is capped at this fraction of the substep rate (`h * omega` <= 0.94,
@@ -558,7 +558,7 @@ fn build_constraints(
             });
         }
         let tangents = tangent_basis(n);
-        let mut cc = ContactConstraint {
+        let cc = ContactConstraint {
             contact: e.id,
             body_a: e.body_a,
             body_b: e.body_b,
@@ -585,8 +585,7 @@ fn build_constraints(
         };
         let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
         let b = e.body_b.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
-        cc.prepare(&a, &b);
-        cc
+        (cc, a, b)
     };
 
     let active = s.graph.colors.len();
@@ -631,10 +630,12 @@ fn build_constraints(
             for (j, bundle) in bundles.iter_mut().enumerate() {
                 let k0 = (first + j) * LANES;
                 bundle.clear();
+                let mut start = StartVelocities::default();
                 for k in k0..(k0 + LANES).min(entries.len()) {
-                    let c = make(&entries[k], s_bodies, masses);
-                    bundle.push(&c, slots[k].0, slots[k].1);
+                    let (c, a, b) = make(&entries[k], s_bodies, masses);
+                    bundle.push(&c, slots[k], (&a, &b), &mut start);
                 }
+                bundle.prepare(&start);
             }
         });
         let indices = color
@@ -649,7 +650,9 @@ fn build_constraints(
     }
     s.overflow.clear();
     for e in s.graph.overflow.iter().chain(&s.rolling_entries) {
-        s.overflow.push(make(e, &s.bodies, &s.masses));
+        let (mut c, a, b) = make(e, &s.bodies, &s.masses);
+        c.prepare(&a, &b);
+        s.overflow.push(c);
     }
 }
 
