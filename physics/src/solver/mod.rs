@@ -524,6 +524,16 @@ fn build_constraints(
     joint_stage::push_entries(bodies, joints, &mut s.entries);
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
     joint_stage::take_entries(&mut s.graph, &mut s.joints);
+    // Manifolds of equal point counts share bundles: a bundle loops over its largest
+    // manifold's points, and lanes lacking one are masked, so a sphere's one-point contact
+    // beside a box's four cost four masked points. A colour's constraints share no
+    // dynamic body, so their order within it changes which lanes they get, never a bit
+    // of the result; ordering by (points, id) keeps it independent of thread timing.
+    for color in &mut s.graph.colors {
+        color.entries.sort_unstable_by_key(|e| {
+            (contacts.contacts[e.id as usize].manifold.points.len(), e.id)
+        });
+    }
     for e in s.entries.iter().chain(&s.rolling_entries) {
         for i in [e.body_a, e.body_b].into_iter().flatten() {
             s.params[i as usize].free = false;
