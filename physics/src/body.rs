@@ -395,8 +395,20 @@ impl BodySim {
     #[must_use]
     #[inline]
     pub fn inv_inertia_world(&self) -> Mat3A {
+        let m = &self.inv_inertia_local;
+        // A multiple of the identity (spheres and cubes) is the same in every frame:
+        // R (k 1) Rᵀ = k 1, exactly, where the products would round.
+        let k = m.x_axis.x;
+        if m.y_axis.y == k
+            && m.z_axis.z == k
+            && [
+                m.x_axis.y, m.x_axis.z, m.y_axis.x, m.y_axis.z, m.z_axis.x, m.z_axis.y,
+            ] == [0.0; 6]
+        {
+            return *m;
+        }
         let r = Mat3A::from_quat(self.transform.rotation);
-        r * self.inv_inertia_local * r.transpose()
+        r * *m * r.transpose()
     }
 }
 

@@ -111,6 +111,9 @@ pub(crate) fn update_sleep(
         settings.linear_threshold * settings.linear_threshold,
         settings.angular_threshold * settings.angular_threshold,
     );
+    // An island sleeps once every member has rested `time_to_sleep`: while no body has,
+    // none can, and the union-find below is skipped (a scene in motion pays one pass).
+    let mut any_ready = false;
     for i in 0..n {
         let sim = bodies.awake()[i];
         let body = &mut bodies.bodies[sim.body as usize];
@@ -125,6 +128,10 @@ pub(crate) fn update_sleep(
         {
             body.sleep_time = 0.0;
         }
+        any_ready |= body.sleep_time >= settings.time_to_sleep;
+    }
+    if !any_ready {
+        return 0;
     }
 
     // Islands over touching contacts between awake, non-static bodies: the links the
