@@ -40,14 +40,6 @@ pub struct BundlePoint {
     pub r_a: Vec3W,
     /// Anchors relative to B's centre of mass.
     pub r_b: Vec3W,
-    /// `r_a × n`.
-    pub rn_a: Vec3W,
-    /// `r_b × n`.
-    pub rn_b: Vec3W,
-    /// `I_a (r_a × n)`: A's angular velocity change per unit normal impulse.
-    pub k_a: Vec3W,
-    /// `I_b (r_b × n)`.
-    pub k_b: Vec3W,
     /// Separation at the start of the step less the anchors' normal offset.
     pub base_separation: FloatW,
     /// Effective mass along the normal.
@@ -68,6 +60,14 @@ pub struct BundlePoint {
     pub mask_a: MaskW,
     /// Lanes whose manifold has this point and whose body B is dynamic.
     pub mask_b: MaskW,
+}
+
+impl BundlePoint {
+    /// `(r_a × n, r_b × n)`.
+    #[inline(always)]
+    fn rn(&self, n: Vec3W) -> (Vec3W, Vec3W) {
+        (self.r_a.cross(n), self.r_b.cross(n))
+    }
 }
 
 /// Where a lane's side comes from.
@@ -291,11 +291,8 @@ impl ContactBundle {
         let tangents = self.tangents;
         for (k, p) in self.points[..self.points_used].iter_mut().enumerate() {
             let (r_a, r_b) = (p.r_a, p.r_b);
-            p.rn_a = r_a.cross(n);
-            p.rn_b = r_b.cross(n);
-            p.k_a = ia.mul(p.rn_a);
-            p.k_b = ib.mul(p.rn_b);
-            p.normal_mass = mass(p.rn_a, p.rn_b);
+            let (rn_a, rn_b) = p.rn(n);
+            p.normal_mass = mass(rn_a, rn_b);
             p.tangent_mass = tangents.map(|t| mass(r_a.cross(t), r_b.cross(t)));
             let dv = Self::relative_velocity(&va, &vb, r_a, r_b);
             p.relative_velocity = dv.dot(n).min(p.relative_velocity);
@@ -308,8 +305,8 @@ impl ContactBundle {
                     0
                 }
             }));
-            sum_a = Vec3W::select(has, sum_a + p.rn_a, sum_a);
-            sum_b = Vec3W::select(has, sum_b + p.rn_b, sum_b);
+            sum_a = Vec3W::select(has, sum_a + rn_a, sum_a);
+            sum_b = Vec3W::select(has, sum_b + rn_b, sum_b);
             count = FloatW::select(has, count + one, count);
         }
         // `ContactConstraint::prepare`'s condition for the patch step, lane by lane.
@@ -474,8 +471,13 @@ impl ContactBundle {
 
     /// Normal velocity of B's anchors relative to A's (see `ContactConstraint`).
     #[inline(always)]
-    fn normal_velocity(n: Vec3W, a: &Velocities, b: &Velocities, p: &BundlePoint) -> FloatW {
-        (b.v - a.v).dot(n) + (b.w.dot(p.rn_b) - a.w.dot(p.rn_a))
+    fn normal_velocity(
+        n: Vec3W,
+        a: &Velocities,
+        b: &Velocities,
+        (rn_a, rn_b): (Vec3W, Vec3W),
+    ) -> FloatW {
+        (b.v - a.v).dot(n) + (b.w.dot(rn_b) - a.w.dot(rn_a))
     }
 
     /// Applies `delta` along the normal in the lanes of the masks (all lanes unless
@@ -485,15 +487,15 @@ impl ContactBundle {
         &self,
         a: &mut Velocities,
         b: &mut Velocities,
-        p: &BundlePoint,
+        (k_a, k_b): (Vec3W, Vec3W),
         delta: FloatW,
         (mask_a, mask_b): (MaskW, MaskW),
     ) {
         let n = self.normal;
         let va = a.v - n.scale(self.inv_mass_a * delta);
-        let wa = a.w - p.k_a.scale(delta);
+        let wa = a.w - k_a.scale(delta);
         let vb = b.v + n.scale(self.inv_mass_b * delta);
-        let wb = b.w + p.k_b.scale(delta);
+        let wb = b.w + k_b.scale(delta);
         Self::store::<MASKED>(a, b, (va, wa, vb, wb), (mask_a, mask_b));
     }
 
@@ -542,12 +544,14 @@ impl ContactBundle {
         let (mut count, mut rn_a, mut rn_b) = (zero, Vec3W::ZERO, Vec3W::ZERO);
         for p in &self.points[..self.points_used] {
             if ALL {
-                (count, rn_a, rn_b) = (count + one, rn_a + p.rn_a, rn_b + p.rn_b);
+                let (pa, pb) = p.rn(n);
+                (count, rn_a, rn_b) = (count + one, rn_a + pa, rn_b + pb);
             } else {
+                let (pa, pb) = p.rn(n);
                 let has = p.mask_a.or(p.mask_b);
                 count = FloatW::select(has, count + one, count);
-                rn_a = Vec3W::select(has, rn_a + p.rn_a, rn_a);
-                rn_b = Vec3W::select(has, rn_b + p.rn_b, rn_b);
+                rn_a = Vec3W::select(has, rn_a + pa, rn_a);
+                rn_b = Vec3W::select(has, rn_b + pb, rn_b);
             }
         }
         let k_a = self.inv_inertia_a.mul(rn_a);
@@ -779,7 +783,12 @@ impl ContactBundle {
                     zero,
                 )
             };
-            let vn = Self::normal_velocity(n, &a, &b, p);
+            // `r × n` and `I (r × n)` are formed here rather than stored: the passes
+            // stream every bundle from memory, and these four vectors were 40 % of a
+            // point's bytes.
+            let rn = p.rn(n);
+            let k_ab = (self.inv_inertia_a.mul(rn.0), self.inv_inertia_b.mul(rn.1));
+            let vn = Self::normal_velocity(n, &a, &b, rn);
             let lambda = p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * old;
             let new = (old + lambda).max(zero);
             // In both passes, and the bounce: see the scalar `ContactConstraint::solve`.
@@ -802,7 +811,7 @@ impl ContactBundle {
             p.normal_impulse = new;
             p.max_normal_impulse = max_normal.max(new);
             let p = *p;
-            self.apply_normal::<MASKED>(&mut a, &mut b, &p, delta, (p.mask_a, p.mask_b));
+            self.apply_normal::<MASKED>(&mut a, &mut b, k_ab, delta, (p.mask_a, p.mask_b));
         }
         Self::scatter_velocities(&self.side_a, &a, chunk);
         Self::scatter_velocities(&self.side_b, &b, chunk);
