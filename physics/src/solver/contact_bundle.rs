@@ -70,20 +70,23 @@ impl BundlePoint {
     }
 }
 
-/// Where a lane's side comes from.
+/// Where the lanes' bodies on one side come from. The velocities of sides without a
+/// dynamic body stay in the bundle's cold `fixed_*` arrays, read only when `moving`:
+/// every pass reads the slots, and static sides (almost all of them) are at rest.
 #[derive(Clone, Copy, Debug)]
-struct LaneSide {
-    /// Plan position of the dynamic body in its colour, or [`NO_SLOT`].
-    slot: u32,
-    /// Velocity (linear, angular) used when there is no dynamic body.
-    fixed: (Vec3A, Vec3A),
+struct LaneSides {
+    /// Plan position of each lane's dynamic body in its colour, or [`NO_SLOT`].
+    slot: [u32; LANES],
+    /// Some lane without a dynamic body on this side moves (a kinematic body), or has a
+    /// velocity that is not exactly +0.
+    moving: bool,
 }
 
-impl Default for LaneSide {
+impl Default for LaneSides {
     fn default() -> Self {
         Self {
-            slot: NO_SLOT,
-            fixed: (Vec3A::ZERO, Vec3A::ZERO),
+            slot: [NO_SLOT; LANES],
+            moving: false,
         }
     }
 }
@@ -104,8 +107,13 @@ pub struct ContactBundle {
     contact: [u32; LANES],
     /// Point count per lane.
     point_count: [u8; LANES],
-    side_a: [LaneSide; LANES],
-    side_b: [LaneSide; LANES],
+    side_a: LaneSides,
+    side_b: LaneSides,
+    /// Velocity (linear, angular) of each lane's A when it has no dynamic body (see
+    /// [`LaneSides`]).
+    fixed_a: [(Vec3A, Vec3A); LANES],
+    /// The same for B.
+    fixed_b: [(Vec3A, Vec3A); LANES],
     normal: Vec3W,
     tangents: [Vec3W; 2],
     friction: FloatW,
@@ -184,8 +192,8 @@ impl ContactBundle {
         self.points_used = 0;
         self.masked = false;
         self.point_count = [0; LANES];
-        self.side_a = [LaneSide::default(); LANES];
-        self.side_b = [LaneSide::default(); LANES];
+        self.side_a = LaneSides::default();
+        self.side_b = LaneSides::default();
         self.restitution = FloatW::ZERO;
         self.tangent_speed = [FloatW::ZERO; 2];
         self.patch = MaskW::default();
@@ -219,17 +227,15 @@ impl ContactBundle {
             let bits = |x: Vec3A| x.to_array().map(f32::to_bits);
             bits(v) == [0; 3] && bits(w) == [0; 3]
         };
-        self.masked |= usize::from(self.point_count[0]) != c.points.len()
-            || (slot_a.is_none() && !still(c.fixed_a))
-            || (slot_b.is_none() && !still(c.fixed_b));
-        self.side_a[i] = LaneSide {
-            slot: slot_a.unwrap_or(NO_SLOT),
-            fixed: c.fixed_a,
-        };
-        self.side_b[i] = LaneSide {
-            slot: slot_b.unwrap_or(NO_SLOT),
-            fixed: c.fixed_b,
-        };
+        let moving_a = slot_a.is_none() && !still(c.fixed_a);
+        let moving_b = slot_b.is_none() && !still(c.fixed_b);
+        self.masked |= usize::from(self.point_count[0]) != c.points.len() || moving_a || moving_b;
+        self.side_a.slot[i] = slot_a.unwrap_or(NO_SLOT);
+        self.side_a.moving |= moving_a;
+        self.fixed_a[i] = c.fixed_a;
+        self.side_b.slot[i] = slot_b.unwrap_or(NO_SLOT);
+        self.side_b.moving |= moving_b;
+        self.fixed_b[i] = c.fixed_b;
         start.a[i] = c.velocity_a(a);
         start.b[i] = c.velocity_b(b);
         self.normal.set_lane(i, c.normal);
@@ -355,18 +361,27 @@ impl ContactBundle {
     // Gathers and scatters stay out of line: inlined into the passes, LLVM spilled the
     // transposed lanes through the stack with partial stores and the wide loads that
     // follow stalled on store forwarding (pyramid_big, 1 thread: 3.45 -> 5.7 ms per step).
+    /// The velocity of lane `i`'s side without a dynamic body: its fixed one when the
+    /// side has any moving, else zero (the exact +0 `push` saw).
+    #[inline(always)]
+    fn fixed_velocity(fixed: Option<&[(Vec3A, Vec3A); LANES]>, i: usize) -> (Vec3A, Vec3A) {
+        fixed.map_or((Vec3A::ZERO, Vec3A::ZERO), |f| f[i])
+    }
+
     #[inline(never)]
     fn gather_velocities(
-        sides: &[LaneSide; LANES],
+        sides: &LaneSides,
+        fixed: &[(Vec3A, Vec3A); LANES],
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) -> Velocities {
+        let fixed = sides.moving.then_some(fixed);
         let mut v = [Vec3A::ZERO; LANES];
         let mut w = [Vec3A::ZERO; LANES];
-        for (i, side) in sides.iter().enumerate() {
-            (v[i], w[i]) = if side.slot == NO_SLOT {
-                side.fixed
+        for (i, &slot) in sides.slot.iter().enumerate() {
+            (v[i], w[i]) = if slot == NO_SLOT {
+                Self::fixed_velocity(fixed, i)
             } else {
-                let body = chunk.get_mut(side.slot as usize);
+                let body = chunk.get_mut(slot as usize);
                 (body.v, body.w)
             };
         }
@@ -380,18 +395,20 @@ impl ContactBundle {
     /// line read whole.
     #[inline(never)]
     fn gather_bodies(
-        sides: &[LaneSide; LANES],
+        sides: &LaneSides,
+        fixed: &[(Vec3A, Vec3A); LANES],
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) -> (Velocities, Poses) {
+        let fixed = sides.moving.then_some(fixed);
         let mut v = [Vec3A::ZERO; LANES];
         let mut w = [Vec3A::ZERO; LANES];
         let mut dp = [Vec3A::ZERO; LANES];
         let mut dq = [Quat::IDENTITY; LANES];
-        for (i, side) in sides.iter().enumerate() {
-            if side.slot == NO_SLOT {
-                (v[i], w[i]) = side.fixed;
+        for (i, &slot) in sides.slot.iter().enumerate() {
+            if slot == NO_SLOT {
+                (v[i], w[i]) = Self::fixed_velocity(fixed, i);
             } else {
-                let body = chunk.get_mut(side.slot as usize);
+                let body = chunk.get_mut(slot as usize);
                 (v[i], w[i], dp[i], dq[i]) = (body.v, body.w, body.dp, body.dq);
             }
         }
@@ -409,14 +426,14 @@ impl ContactBundle {
 
     #[inline(never)]
     fn scatter_velocities(
-        sides: &[LaneSide; LANES],
+        sides: &LaneSides,
         vel: &Velocities,
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) {
         let (v, w) = (vel.v.scatter(), vel.w.scatter());
-        for (i, side) in sides.iter().enumerate() {
-            if side.slot != NO_SLOT {
-                let body = chunk.get_mut(side.slot as usize);
+        for (i, &slot) in sides.slot.iter().enumerate() {
+            if slot != NO_SLOT {
+                let body = chunk.get_mut(slot as usize);
                 body.v = v[i];
                 body.w = w[i];
             }
@@ -632,8 +649,8 @@ impl ContactBundle {
     }
 
     fn warm_start_lanes<const MASKED: bool>(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
-        let mut a = Self::gather_velocities(&self.side_a, chunk);
-        let mut b = Self::gather_velocities(&self.side_b, chunk);
+        let mut a = Self::gather_velocities(&self.side_a, &self.fixed_a, chunk);
+        let mut b = Self::gather_velocities(&self.side_b, &self.fixed_b, chunk);
         let [t0, t1] = self.tangents;
         // Summed first, as the scalar `ContactConstraint::warm_start` does (a lane
         // without a point skips it).
@@ -690,8 +707,8 @@ impl ContactBundle {
         k: &SolveParams,
         use_bias: bool,
     ) {
-        let (mut a, pose_a) = Self::gather_bodies(&self.side_a, chunk);
-        let (mut b, pose_b) = Self::gather_bodies(&self.side_b, chunk);
+        let (mut a, pose_a) = Self::gather_bodies(&self.side_a, &self.fixed_a, chunk);
+        let (mut b, pose_b) = Self::gather_bodies(&self.side_b, &self.fixed_b, chunk);
         let n = self.normal;
         let [t0, t1] = self.tangents;
         let used = self.points_used;
