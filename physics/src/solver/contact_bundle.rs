@@ -34,7 +34,12 @@ use super::wide::{FloatW, LANES, MaskW, Mat3W, QuatW, Vec3W};
 const NO_SLOT: u32 = u32::MAX;
 
 /// One point of the manifolds of a bundle (see `ConstraintPoint` for each field).
+///
+/// Nine cache lines, the masks alone in the last: a bundle whose lanes all have every
+/// point and only dynamic or resting sides (not `masked`) never reads them, so its passes
+/// stream eight lines per point.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct BundlePoint {
     /// Anchors relative to the centres of mass.
     pub r_a: Vec3W,
@@ -62,7 +67,26 @@ pub struct BundlePoint {
     pub mask_b: MaskW,
 }
 
+const _: () = assert!(
+    std::mem::size_of::<BundlePoint>() == 9 * 64
+        && std::mem::offset_of!(BundlePoint, mask_a) == 8 * 64,
+    "a bundle point is nine cache lines, the masks alone in the last"
+);
+
 impl BundlePoint {
+    /// Lanes whose manifold has this point. Unless `MASKED`, every used lane has every
+    /// point, so the lanes in use (`count`) say it without reading the masks' line.
+    #[inline(always)]
+    fn has<const MASKED: bool>(&self, count: usize) -> MaskW {
+        if MASKED {
+            self.mask_a.or(self.mask_b)
+        } else {
+            MaskW(std::array::from_fn(
+                |i| if i < count { u32::MAX } else { 0 },
+            ))
+        }
+    }
+
     /// `(r_a × n, r_b × n)`.
     #[inline(always)]
     fn rn(&self, n: Vec3W) -> (Vec3W, Vec3W) {
@@ -124,6 +148,8 @@ pub struct ContactBundle {
     inv_mass_b: FloatW,
     inv_inertia_b: Mat3W,
     points: [BundlePoint; 4],
+    /// Lanes whose bodies are both dynamic.
+    both: MaskW,
     /// Lanes whose manifold takes the uniform step over its points (see `Patch`).
     patch: MaskW,
     /// Whether every used lane takes the step (and, unless `masked`, has every point):
@@ -197,6 +223,7 @@ impl ContactBundle {
         self.restitution = FloatW::ZERO;
         self.tangent_speed = [FloatW::ZERO; 2];
         self.patch = MaskW::default();
+        self.both = MaskW::default();
         self.patch_all = true;
         for p in &mut self.points {
             p.mask_a = MaskW::default();
@@ -233,6 +260,11 @@ impl ContactBundle {
         self.side_a.slot[i] = slot_a.unwrap_or(NO_SLOT);
         self.side_a.moving |= moving_a;
         self.fixed_a[i] = c.fixed_a;
+        self.both.0[i] = if slot_a.is_some() && slot_b.is_some() {
+            u32::MAX
+        } else {
+            0
+        };
         self.side_b.slot[i] = slot_b.unwrap_or(NO_SLOT);
         self.side_b.moving |= moving_b;
         self.fixed_b[i] = c.fixed_b;
@@ -565,7 +597,7 @@ impl ContactBundle {
                 (count, rn_a, rn_b) = (count + one, rn_a + pa, rn_b + pb);
             } else {
                 let (pa, pb) = p.rn(n);
-                let has = p.mask_a.or(p.mask_b);
+                let has = p.has::<MASKED>(self.count);
                 count = FloatW::select(has, count + one, count);
                 rn_a = Vec3W::select(has, rn_a + pa, rn_a);
                 rn_b = Vec3W::select(has, rn_b + pb, rn_b);
@@ -580,7 +612,7 @@ impl ContactBundle {
         let mut lowest = FloatW::splat(f32::INFINITY);
         for (i, p) in self.points[..self.points_used].iter().enumerate() {
             let s = seps[i];
-            let has = p.mask_a.or(p.mask_b);
+            let has = p.has::<MASKED>(self.count);
             let speculative = s.gt(zero);
             let (bias, c) = if use_bias {
                 let push = (FloatW::splat(soft.bias_rate) * s).max(FloatW::splat(-k.max_push));
@@ -774,7 +806,7 @@ impl ContactBundle {
             let old = match step {
                 Some(step) if all => p.normal_impulse + step,
                 Some(step) => FloatW::select(
-                    self.patch.and(p.mask_a.or(p.mask_b)),
+                    self.patch.and(p.has::<MASKED>(self.count)),
                     p.normal_impulse + step,
                     p.normal_impulse,
                 ),
@@ -812,7 +844,7 @@ impl ContactBundle {
             let pushing = new.gt(zero);
             let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
             p.relative_velocity = rv;
-            let both = p.mask_a.and(p.mask_b);
+            let both = self.both;
             let rv = FloatW::select(both, vn, rv);
             let bounce = bouncy
                 .and(pushing)
