@@ -258,16 +258,14 @@ impl ContactBundle {
         let moving_b = slot_b.is_none() && !still(c.fixed_b);
         self.masked |= usize::from(self.point_count[0]) != c.points.len() || moving_a || moving_b;
         self.side_a.slot[i] = slot_a.unwrap_or(NO_SLOT);
-        self.side_a.moving |= moving_a;
-        self.fixed_a[i] = c.fixed_a;
+        Self::push_fixed(&mut self.side_a, &mut self.fixed_a, i, moving_a, c.fixed_a);
         self.both.0[i] = if slot_a.is_some() && slot_b.is_some() {
             u32::MAX
         } else {
             0
         };
         self.side_b.slot[i] = slot_b.unwrap_or(NO_SLOT);
-        self.side_b.moving |= moving_b;
-        self.fixed_b[i] = c.fixed_b;
+        Self::push_fixed(&mut self.side_b, &mut self.fixed_b, i, moving_b, c.fixed_b);
         start.a[i] = c.velocity_a(a);
         start.b[i] = c.velocity_b(b);
         self.normal.set_lane(i, c.normal);
@@ -301,6 +299,25 @@ impl ContactBundle {
             // The carried approach, until `prepare` lowers it to the start's.
             bp.relative_velocity.0[i] = p.relative_velocity;
             bp.bounced.0[i] = 0;
+        }
+    }
+
+    /// Records lane `i`'s fixed velocity on one side. The cold array is written only
+    /// once the side has a moving lane (zeroed then, for the lanes before it, which are
+    /// at rest): a bundle of static sides never touches it.
+    fn push_fixed(
+        sides: &mut LaneSides,
+        fixed: &mut [(Vec3A, Vec3A); LANES],
+        i: usize,
+        moving: bool,
+        velocity: (Vec3A, Vec3A),
+    ) {
+        if moving && !sides.moving {
+            *fixed = [(Vec3A::ZERO, Vec3A::ZERO); LANES];
+            sides.moving = true;
+        }
+        if sides.moving {
+            fixed[i] = velocity;
         }
     }
 
