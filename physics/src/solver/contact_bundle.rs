@@ -35,9 +35,11 @@ const NO_SLOT: u32 = u32::MAX;
 
 /// One point of the manifolds of a bundle (see `ConstraintPoint` for each field).
 ///
-/// Nine cache lines, the masks alone in the last: a bundle whose lanes all have every
-/// point and only dynamic or resting sides (not `masked`) never reads them, so its passes
-/// stream eight lines per point.
+/// Nine cache lines, in the order the passes read them: the anchors (three lines), then
+/// one line each for what the solve pass needs (separation and normal mass, normal
+/// impulses), for friction (masses, impulses: the relax pass and the warm start), for
+/// restitution (approach speeds and bounces: only bundles with a bouncy lane) and the
+/// masks (only `masked` bundles). A pile's solve pass reads five lines per point.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub struct BundlePoint {
@@ -49,14 +51,14 @@ pub struct BundlePoint {
     pub base_separation: FloatW,
     /// Effective mass along the normal.
     pub normal_mass: FloatW,
-    /// Effective masses along the tangents.
-    pub tangent_mass: [FloatW; 2],
     /// Accumulated normal impulse.
     pub normal_impulse: FloatW,
-    /// Accumulated friction impulses.
-    pub tangent_impulse: [FloatW; 2],
     /// Largest normal impulse of the step.
     pub max_normal_impulse: FloatW,
+    /// Effective masses along the tangents.
+    pub tangent_mass: [FloatW; 2],
+    /// Accumulated friction impulses.
+    pub tangent_impulse: [FloatW; 2],
     /// Approach speed for restitution.
     pub relative_velocity: FloatW,
     /// Lanes whose point bounced this step.
@@ -69,8 +71,12 @@ pub struct BundlePoint {
 
 const _: () = assert!(
     std::mem::size_of::<BundlePoint>() == 9 * 64
+        && std::mem::offset_of!(BundlePoint, base_separation) == 3 * 64
+        && std::mem::offset_of!(BundlePoint, normal_impulse) == 4 * 64
+        && std::mem::offset_of!(BundlePoint, tangent_mass) == 5 * 64
+        && std::mem::offset_of!(BundlePoint, relative_velocity) == 7 * 64
         && std::mem::offset_of!(BundlePoint, mask_a) == 8 * 64,
-    "a bundle point is nine cache lines, the masks alone in the last"
+    "a bundle point's fields sit in the cache lines its docs give"
 );
 
 impl BundlePoint {
@@ -798,6 +804,7 @@ impl ContactBundle {
 
         let soft = k.softness;
         let bouncy = MaskW::ALL.and_not(self.restitution.eq(zero));
+        let bouncy_any = bouncy.any();
         let shift = (pose_b.dp - pose_a.dp).dot(n);
         let n_a = pose_a.dq.conjugate().rotate(n);
         let n_b = pose_b.dq.conjugate().rotate(n);
@@ -857,23 +864,34 @@ impl ContactBundle {
             let vn = Self::normal_velocity(n, &a, &b, rn);
             let lambda = p.normal_mass.neg() * mass_scale * (vn + bias) - impulse_scale * old;
             let new = (old + lambda).max(zero);
-            // In both passes, and the bounce: see the scalar `ContactConstraint::solve`.
-            let pushing = new.gt(zero);
-            let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
-            p.relative_velocity = rv;
-            let both = self.both;
-            let rv = FloatW::select(both, vn, rv);
-            let bounce = bouncy
-                .and(pushing)
-                .and(FloatW::splat(-k.restitution_threshold).gt(rv))
-                .and(FloatW::splat(BOUNCE_SLOP).gt(s).or(both))
-                .and_not(p.bounced);
-            let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
-            p.bounced = p.bounced.or(bounce);
-            let max_normal =
-                FloatW::select(bounce, p.max_normal_impulse.max(kick), p.max_normal_impulse);
-            let new = FloatW::select(bounce, old, new);
-            let delta = FloatW::select(bounce, kick, new - old);
+            let (new, delta, max_normal) = if bouncy_any {
+                // In both passes, and the bounce: see the scalar `ContactConstraint::solve`.
+                let pushing = new.gt(zero);
+                let rv = FloatW::select(pushing, p.relative_velocity.min(vn), p.relative_velocity);
+                p.relative_velocity = rv;
+                let both = self.both;
+                let rv = FloatW::select(both, vn, rv);
+                let bounce = bouncy
+                    .and(pushing)
+                    .and(FloatW::splat(-k.restitution_threshold).gt(rv))
+                    .and(FloatW::splat(BOUNCE_SLOP).gt(s).or(both))
+                    .and_not(p.bounced);
+                let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
+                p.bounced = p.bounced.or(bounce);
+                let max_normal =
+                    FloatW::select(bounce, p.max_normal_impulse.max(kick), p.max_normal_impulse);
+                (
+                    FloatW::select(bounce, old, new),
+                    FloatW::select(bounce, kick, new - old),
+                    max_normal,
+                )
+            } else {
+                // No lane can bounce: the approach speed and the bounce flags only serve
+                // restitution (a point without it carries no approach to the next step,
+                // see `ContactImpulse::carried_approach`), so they are neither read nor
+                // written, two of a point's eight cache lines.
+                (new, new - old, p.max_normal_impulse)
+            };
             p.normal_impulse = new;
             p.max_normal_impulse = max_normal.max(new);
             let p = *p;
