@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use common::DT;
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, MotionQuality};
-use joule_physics::math::Vec3;
+use joule_physics::joint::{JointDesc, JointKind};
+use joule_physics::math::{Isometry, Vec3, Vec3A};
 use joule_physics::shape::Shape;
 use joule_physics::world::{World, WorldDesc};
 
@@ -106,6 +107,26 @@ fn scene(threads: usize) -> World {
         ..BodyDesc::dynamic(Shape::sphere(0.1).unwrap(), Vec3::new(-35.0, 2.0, 20.0))
     })
     .unwrap();
+    // A chain of ball joints hanging from the world: the joint stages run warm too.
+    let top = Vec3::new(0.0, 20.0, -20.0);
+    let mut prev = None;
+    for l in 0..12 {
+        let p = top - Vec3::new(0.0, 0.5 * (l as f32 + 0.5), 0.0);
+        let b = w
+            .create_body(&BodyDesc {
+                allow_sleep: false,
+                ..BodyDesc::dynamic(Shape::sphere(0.2).unwrap(), p)
+            })
+            .unwrap();
+        let frame_a = match prev {
+            None => Isometry::from_translation(top.into()),
+            Some(_) => Isometry::from_translation(Vec3A::new(0.0, -0.25, 0.0)),
+        };
+        let frame_b = Isometry::from_translation(Vec3A::new(0.0, 0.25, 0.0));
+        w.create_joint(&JointDesc::new(JointKind::Ball, prev, b, frame_a, frame_b))
+            .unwrap();
+        prev = Some(b);
+    }
     w
 }
 
@@ -121,7 +142,7 @@ fn a_warm_step_allocates_nothing() {
         let awake = w.awake_body_count();
         assert!(
             awake > 30,
-            "the pyramid, slider and bullet are awake ({awake})"
+            "the pyramid, slider, bullet and chain are awake ({awake})"
         );
         ALLOCATIONS.store(0, Ordering::Relaxed);
         COUNTING.store(true, Ordering::Relaxed);

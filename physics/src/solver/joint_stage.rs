@@ -45,6 +45,8 @@ struct JointColor {
     bounds: Vec<usize>,
     /// Constraint index at block boundaries.
     blocks: Vec<usize>,
+    /// Plan positions of each joint's dynamic bodies.
+    slots: Vec<(Option<u32>, Option<u32>)>,
 }
 
 /// The joints of one step, coloured; kept between steps so warm steps do not allocate.
@@ -154,6 +156,7 @@ fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -
 
 /// Prepares the joint constraints of every colour and the overflow.
 pub(crate) fn prepare(
+    jobs: &JobSystem,
     bodies: &Bodies,
     joints: &mut Joints,
     masses: &[BodyMass],
@@ -171,33 +174,50 @@ pub(crate) fn prepare(
         softness: Softness::new(hertz, JOINT_DAMPING_RATIO, h),
     };
     s.dt = dt;
+    let joints: &Joints = joints;
     for color in &mut s.colors {
-        color.constraints.clear();
         color.bounds.clear();
         color.blocks.clear();
+        color.slots.clear();
         if color.entries.is_empty() {
+            color.constraints.clear();
             continue;
         }
+        // Serial and cheap: block boundaries and each joint's plan positions.
         color.bounds.push(0);
         color.blocks.push(0);
         let block = BLOCK.max(color.entries.len().div_ceil(MAX_BLOCKS));
         let mut pos = 0u32;
         for (k, e) in color.entries.iter().enumerate() {
-            let mut c = make(e, bodies, joints, masses);
-            c.slot_a = e.body_a.map(|_| {
-                pos += 1;
-                pos - 1
-            });
-            c.slot_b = e.body_b.map(|_| {
-                pos += 1;
-                pos - 1
-            });
-            color.constraints.push(c);
+            let mut slot = |b: Option<u32>| {
+                b.map(|_| {
+                    pos += 1;
+                    pos - 1
+                })
+            };
+            let slots = (slot(e.body_a), slot(e.body_b));
+            color.slots.push(slots);
             if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
                 color.bounds.push(pos as usize);
                 color.blocks.push(k + 1);
             }
         }
+        // In parallel: each constraint is made from its own joint and bodies only. The
+        // vector keeps its length between steps; new slots start as copies of the first
+        // joint, then every slot is overwritten.
+        let (entries, slots) = (&color.entries, &color.slots);
+        let n = entries.len();
+        color.constraints.truncate(n);
+        if color.constraints.len() < n {
+            let first = make(&entries[0], bodies, joints, masses);
+            color.constraints.resize(n, first);
+        }
+        jobs.parallel_for_slice(&mut color.constraints, 16, |first, cs| {
+            for (k, c) in (first..).zip(cs.iter_mut()) {
+                *c = make(&entries[k], bodies, joints, masses);
+                (c.slot_a, c.slot_b) = slots[k];
+            }
+        });
         let indices = color
             .entries
             .iter()

@@ -282,6 +282,7 @@ pub(crate) fn prepare(
     build_constraints(jobs, bodies, contacts, joints, soft, s);
     let awake = s.bodies.len();
     joint_stage::prepare(
+        jobs,
         bodies,
         joints,
         &s.masses,
