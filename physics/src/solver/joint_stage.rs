@@ -160,7 +160,6 @@ pub(crate) fn prepare(
     bodies: &Bodies,
     joints: &mut Joints,
     masses: &[BodyMass],
-    awake: usize,
     dt: f32,
     substeps: u32,
     s: &mut JointScratch,
@@ -175,6 +174,8 @@ pub(crate) fn prepare(
     };
     s.dt = dt;
     let joints: &Joints = joints;
+    // One mass per awake body.
+    let awake = masses.len();
     for color in &mut s.colors {
         color.bounds.clear();
         color.blocks.clear();

@@ -280,17 +280,7 @@ pub(crate) fn prepare(
     };
     load_bodies(bodies, gravity, h, s);
     build_constraints(jobs, bodies, contacts, joints, soft, s);
-    let awake = s.bodies.len();
-    joint_stage::prepare(
-        jobs,
-        bodies,
-        joints,
-        &s.masses,
-        awake,
-        dt,
-        substeps,
-        &mut s.joints,
-    );
+    joint_stage::prepare(jobs, bodies, joints, &s.masses, dt, substeps, &mut s.joints);
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
