@@ -278,6 +278,8 @@ pub(crate) struct SolverContact {
     pub bodies: [Option<u32>; 2],
     /// Whether the contact has rolling or spinning resistance.
     pub rolling: bool,
+    /// Points of its manifold (the solver bundles manifolds of equal size together).
+    pub points: u8,
 }
 
 impl BlockChanges {

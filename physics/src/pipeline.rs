@@ -311,6 +311,7 @@ pub(crate) fn update_contacts(
                                 id: active[p],
                                 bodies: [a.solver_index(), b.solver_index()],
                                 rolling: c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0,
+                                points: c.manifold.points.len() as u8,
                             });
                         }
                     }

@@ -466,6 +466,8 @@ fn build_constraints(
 ) {
     s.entries.clear();
     s.rolling_entries.clear();
+    // Fewest and most points of the coloured contacts' manifolds.
+    let mut points = (u8::MAX, 0u8);
     // The contacts the narrow phase listed (in block order, so in id order), then those
     // that touched a sleeping body then, read now: their island may have woken since.
     for block in &contacts.changes.0 {
@@ -482,6 +484,7 @@ fn build_constraints(
             if sc.rolling {
                 s.rolling_entries.push(entry);
             } else {
+                points = (points.0.min(sc.points), points.1.max(sc.points));
                 s.entries.push(entry);
             }
         }
@@ -508,6 +511,8 @@ fn build_constraints(
             if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
                 s.rolling_entries.push(entry);
             } else {
+                let n = c.manifold.points.len() as u8;
+                points = (points.0.min(n), points.1.max(n));
                 s.entries.push(entry);
             }
         }
@@ -520,7 +525,8 @@ fn build_constraints(
     // beside a box's four cost four masked points. A colour's constraints share no
     // dynamic body, so their order within it changes which lanes they get, never a bit
     // of the result; ordering by (points, id) keeps it independent of thread timing.
-    for color in &mut s.graph.colors {
+    // (Serial, so skipped when every manifold has as many points: a pile of boxes.)
+    for color in s.graph.colors.iter_mut().filter(|_| points.0 < points.1) {
         color.entries.sort_unstable_by_key(|e| {
             (contacts.contacts[e.id as usize].manifold.points.len(), e.id)
         });
