@@ -95,6 +95,7 @@ fn from_desc(w: &mut RapierWorld, desc: &SceneDesc) {
         let collider = match b.shape {
             ShapeDesc::Sphere { radius } => ColliderBuilder::ball(radius),
             ShapeDesc::Cuboid { half } => ColliderBuilder::cuboid(half[0], half[1], half[2]),
+            ShapeDesc::None => unreachable!("only chain_joints has them, built by chain_joints"),
         };
         w.add(body, collider);
     }
@@ -192,6 +193,11 @@ fn terrain(w: &mut RapierWorld) {
 pub fn build(kind: SceneKind) -> RapierWorld {
     let g = kind.gravity();
     let mut w = RapierWorld::new([g.x, g.y, g.z]);
+    // Its joints are rapier's own builder's (in the description's body order).
+    if kind == SceneKind::ChainJoints {
+        chain_joints(&mut w);
+        return w;
+    }
     if let Some(desc) = crate::scene_desc::describe(kind) {
         from_desc(&mut w, &desc);
         return w;

@@ -19,6 +19,23 @@ pub enum ShapeDesc {
         /// Half extents (m).
         half: [f32; 3],
     },
+    /// No shape: a static anchor for joints, never collided with.
+    None,
+}
+
+/// A ball joint between two bodies of a scene: the point at `local_a` in A's frame is
+/// held at the point at `local_b` in B's (frames unrotated: every scene body starts
+/// unrotated).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BallJointSpec {
+    /// Index of body A in [`SceneDesc::bodies`].
+    pub a: usize,
+    /// Index of body B.
+    pub b: usize,
+    /// The joint point in A's frame (m).
+    pub local_a: [f32; 3],
+    /// The joint point in B's frame (m).
+    pub local_b: [f32; 3],
 }
 
 /// One body of a scene.
@@ -47,6 +64,8 @@ pub struct SceneDesc {
     pub gravity: [f32; 3],
     /// Bodies in creation order (the ground first where there is one).
     pub bodies: Vec<BodySpec>,
+    /// Ball joints in creation order (chain_joints).
+    pub joints: Vec<BallJointSpec>,
 }
 
 /// Density of every scene body (kg/m³).
@@ -138,23 +157,67 @@ fn rain4k(out: &mut Vec<BodySpec>) {
     }
 }
 
+/// Chain tops of chain_joints (SCENES.md): 10 x 10 chains, `(22 ci, 20, 1.5 ck)`.
+fn chain_tops() -> impl Iterator<Item = [f32; 3]> {
+    (0..10).flat_map(|ci| (0..10).map(move |ck| [22.0 * ci as f32, 20.0, 1.5 * ck as f32]))
+}
+
+/// Links per chain of chain_joints.
+const CHAIN_LINKS: usize = 20;
+
+fn chain_joints(out: &mut Vec<BodySpec>, joints: &mut Vec<BallJointSpec>) {
+    out.push(BodySpec {
+        dynamic: false,
+        shape: ShapeDesc::None,
+        position: [0.0; 3],
+        linear_velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        can_sleep: true,
+    });
+    for top in chain_tops() {
+        for l in 0..CHAIN_LINKS {
+            let p = [top[0] + 0.5 * (l as f32 + 0.5), top[1], top[2]];
+            out.push(dynamic(ShapeDesc::Sphere { radius: 0.2 }, p, false));
+            let b = out.len() - 1;
+            joints.push(if l == 0 {
+                BallJointSpec {
+                    a: 0,
+                    b,
+                    local_a: top,
+                    local_b: [-0.25, 0.0, 0.0],
+                }
+            } else {
+                BallJointSpec {
+                    a: b - 1,
+                    b,
+                    local_a: [0.25, 0.0, 0.0],
+                    local_b: [-0.25, 0.0, 0.0],
+                }
+            });
+        }
+    }
+}
+
 /// Describes `kind`, or `None` for a scene this description does not cover yet.
 #[must_use]
 pub fn describe(kind: SceneKind) -> Option<SceneDesc> {
     let g = kind.gravity();
     let mut bodies = Vec::new();
+    let mut joints = Vec::new();
     match kind.name() {
         "pyramid20" => pyramids(20, 1, 1, &mut bodies),
         "pyramid_big" => pyramids(40, 1, 1, &mut bodies),
         "many_pyramids" => pyramids(10, 10, 10, &mut bodies),
         "free10k" => free10k(&mut bodies),
         "rain4k" => rain4k(&mut bodies),
+        "chain_joints" => chain_joints(&mut bodies, &mut joints),
         _ => return None,
     }
     Some(SceneDesc {
         kind,
         gravity: [g.x, g.y, g.z],
         bodies,
+        joints,
     })
 }
 
@@ -217,6 +280,28 @@ pub fn sanity(desc: &SceneDesc, positions: &[[f32; 3]], asleep: usize, elapsed: 
             Sanity {
                 line: format!("highest y {highest:.2}; below ground {below}; asleep {asleep}"),
                 ok: below == 0,
+            }
+        }
+        "chain_joints" => {
+            // Links in chain order after each chain's top: the largest distance between
+            // consecutive joint points' bodies past the rest length (0.5 m between links,
+            // 0.25 m from the top to the first), and the lowest link.
+            let mut stretch = 0.0f32;
+            for (c, top) in chain_tops().enumerate() {
+                let links = &positions[c * CHAIN_LINKS..(c + 1) * CHAIN_LINKS];
+                stretch = stretch.max(dist(top, links[0]) - 0.25);
+                for pair in links.windows(2) {
+                    stretch = stretch.max(dist(pair[0], pair[1]) - 0.5);
+                }
+            }
+            let lowest = positions.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);
+            Sanity {
+                line: format!(
+                    "largest link stretch {:.1} mm; lowest y {lowest:.2}; asleep {asleep}",
+                    stretch * 1000.0
+                ),
+                // A chain that comes apart: more than 10 cm on a 0.5 m link.
+                ok: stretch < 0.1,
             }
         }
         _ => {
@@ -285,10 +370,12 @@ mod tests {
                         4.0 / 3.0 * std::f32::consts::PI * radius.powi(3)
                     }
                     ShapeDesc::Cuboid { half } => 8.0 * half[0] * half[1] * half[2],
+                    ShapeDesc::None => unreachable!("scene bodies without shapes are static"),
                 };
                 let m = w.mass(id).unwrap();
                 assert!((m - DENSITY * volume).abs() < 1e-3 * m, "mass {m}");
             }
+            assert_eq!(desc.joints.len(), scene.joints.len(), "{}", kind.name());
             if let Some(g) = scene.ground {
                 let ground = desc.bodies.iter().find(|b| !b.dynamic).unwrap();
                 let p = w.position(g).unwrap();

@@ -94,6 +94,7 @@ impl Box3dEngine {
         // SAFETY: `wd` came from `b3DefaultWorldDef` and its task context outlives the world.
         let world = unsafe { b3::b3CreateWorld(&wd) };
         let mut dynamic = Vec::new();
+        let mut all = Vec::new();
         for spec in &desc.bodies {
             // SAFETY: plain constructors of C structs by value.
             let (mut bd, mut sd) = unsafe { (b3::b3DefaultBodyDef(), b3::b3DefaultShapeDef()) };
@@ -127,10 +128,23 @@ impl Box3dEngine {
                     // arrays after it in the same struct, alive for the call, which clones it.
                     unsafe { b3::b3CreateHullShape(body, &sd, &hull.base) };
                 }
+                ShapeDesc::None => {}
             }
             if spec.dynamic {
                 dynamic.push(body);
             }
+            all.push(body);
+        }
+        for j in &desc.joints {
+            // SAFETY: plain constructor of a C struct by value.
+            let mut jd = unsafe { b3::b3DefaultSphericalJointDef() };
+            jd.base.bodyIdA = all[j.a];
+            jd.base.bodyIdB = all[j.b];
+            jd.base.localFrameA.p = v3(j.local_a);
+            jd.base.localFrameB.p = v3(j.local_b);
+            // SAFETY: `world` is live, both bodies are its, and `jd` is a default-initialised
+            // spherical joint definition (identity frame rotations, no limits, no spring).
+            unsafe { b3::b3CreateSphericalJoint(world, &jd) };
         }
         Ok(Self {
             world,

@@ -93,6 +93,9 @@ pub struct JoltEngine {
 }
 
 fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
+    if s == ShapeDesc::None {
+        return Err("a body without a shape (joltc-sys makes bodies from shapes)".into());
+    }
     let mut out: *mut JPC_Shape = ptr::null_mut();
     let mut err: *mut JPC_String = ptr::null_mut();
     // SAFETY: the settings are default-initialised by joltc-sys and outlive the call; Jolt
@@ -117,6 +120,7 @@ fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
                 &mut out,
                 &mut err,
             ),
+            ShapeDesc::None => unreachable!("returned above"),
         }
     };
     if ok {
@@ -129,6 +133,11 @@ fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
 impl JoltEngine {
     /// Builds `desc` with `threads` threads in total.
     pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
+        if !desc.joints.is_empty() {
+            return Err("joltc-sys 0.3.1 binds no constraints (its header comments \
+                 JPC_BodyInterface_CreateConstraint out)"
+                .into());
+        }
         static INIT: Once = Once::new();
         // SAFETY: Jolt's one-time global registration, done once per process.
         INIT.call_once(|| unsafe {
