@@ -296,6 +296,18 @@ impl BlockChanges {
 #[derive(Debug, Default)]
 pub(crate) struct ChangeBlocks(pub Vec<std::sync::Mutex<BlockChanges>>);
 
+impl ChangeBlocks {
+    /// The blocks in order, each behind its lock (uncontended once the narrow phase is
+    /// done: only the serial passes after it read them).
+    pub(crate) fn read(&self) -> impl Iterator<Item = std::sync::MutexGuard<'_, BlockChanges>> {
+        self.0.iter().map(|block| {
+            block
+                .lock()
+                .expect("no job panicked holding a block's changes")
+        })
+    }
+}
+
 impl Clone for ChangeBlocks {
     fn clone(&self) -> Self {
         Self::default()

@@ -138,10 +138,7 @@ pub(crate) fn update_sleep(
     // narrow phase listed (bodies keep their awake index through the step: the step only
     // wakes bodies, which join at the end), then the contacts that touched a sleeping
     // body then, read now (their body may have woken since).
-    for block in &contacts.changes.0 {
-        let block = block
-            .lock()
-            .expect("no job panicked holding a block's changes");
+    for block in contacts.changes.read() {
         for &[a, b] in &block.links {
             union(&mut s.parent, a, b);
         }

@@ -180,19 +180,10 @@ struct Poses {
 /// The start-of-step velocities (linear, angular) of each lane's sides, from
 /// [`ContactBundle::push`] to [`ContactBundle::prepare`] (kept out of the bundle, which
 /// every pass streams through).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct StartVelocities {
     a: [(Vec3A, Vec3A); LANES],
     b: [(Vec3A, Vec3A); LANES],
-}
-
-impl Default for StartVelocities {
-    fn default() -> Self {
-        Self {
-            a: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
-            b: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
-        }
-    }
 }
 
 /// Constants of the solve pass.
@@ -350,7 +341,7 @@ impl ContactBundle {
         let mut sum_b = Vec3W::ZERO;
         let mut count = FloatW::ZERO;
         let tangents = self.tangents;
-        for (k, p) in self.points[..self.points_used].iter_mut().enumerate() {
+        for p in &mut self.points[..self.points_used] {
             let (r_a, r_b) = (p.r_a, p.r_b);
             let (rn_a, rn_b) = p.rn(n);
             p.normal_mass = mass(rn_a, rn_b);
@@ -359,13 +350,7 @@ impl ContactBundle {
             p.relative_velocity = dv.dot(n).min(p.relative_velocity);
             p.base_separation = p.base_separation - (r_b.dot(n) - r_a.dot(n));
             // The patch step's sums run over each lane's own points only.
-            let has = MaskW(std::array::from_fn(|i| {
-                if k < usize::from(self.point_count[i]) {
-                    u32::MAX
-                } else {
-                    0
-                }
-            }));
+            let has = p.has::<true>(self.count);
             sum_a = Vec3W::select(has, sum_a + rn_a, sum_a);
             sum_b = Vec3W::select(has, sum_b + rn_b, sum_b);
             count = FloatW::select(has, count + one, count);
@@ -413,9 +398,6 @@ impl ContactBundle {
         })
     }
 
-    // Gathers and scatters stay out of line: inlined into the passes, LLVM spilled the
-    // transposed lanes through the stack with partial stores and the wide loads that
-    // follow stalled on store forwarding (pyramid_big, 1 thread: 3.45 -> 5.7 ms per step).
     /// The velocity of lane `i`'s side without a dynamic body: its fixed one when the
     /// side has any moving, else zero (the exact +0 `push` saw).
     #[inline(always)]
@@ -423,6 +405,9 @@ impl ContactBundle {
         fixed.map_or((Vec3A::ZERO, Vec3A::ZERO), |f| f[i])
     }
 
+    // Gathers and scatters stay out of line: inlined into the passes, LLVM spilled the
+    // transposed lanes through the stack with partial stores and the wide loads that
+    // follow stalled on store forwarding (pyramid_big, 1 thread: 3.45 -> 5.7 ms per step).
     #[inline(never)]
     fn gather_velocities(
         sides: &LaneSides,

@@ -470,10 +470,7 @@ fn build_constraints(
     let mut points = (u8::MAX, 0u8);
     // The contacts the narrow phase listed (in block order, so in id order), then those
     // that touched a sleeping body then, read now: their island may have woken since.
-    for block in &contacts.changes.0 {
-        let block = block
-            .lock()
-            .expect("no job panicked holding a block's changes");
+    for block in contacts.changes.read() {
         for sc in &block.solver {
             let entry = GraphEntry {
                 kind: ConstraintKind::Contact,
@@ -489,10 +486,7 @@ fn build_constraints(
             }
         }
     }
-    for block in &contacts.changes.0 {
-        let block = block
-            .lock()
-            .expect("no job panicked holding a block's changes");
+    for block in contacts.changes.read() {
         for &id in &block.sleepers {
             let c = &contacts.contacts[id as usize];
             if !c.alive
