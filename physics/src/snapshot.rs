@@ -85,7 +85,7 @@ use wire::{Reader, Writer, check, fnv1a};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
 /// The image format this build writes and reads. Bumped whenever the payload's layout or
 /// meaning changes; older images are refused, never misread.
-pub const SNAPSHOT_VERSION: u32 = 5;
+pub const SNAPSHOT_VERSION: u32 = 6;
 /// Where the payload length sits, and the bytes before the payload (magic, version,
 /// payload length).
 const LENGTH_AT: usize = 8 + 4;
@@ -375,6 +375,7 @@ fn write_desc(w: &mut Writer, desc: &WorldDesc) {
         contact_damping_ratio,
         max_push_out_speed,
         restitution_threshold,
+        joint_tree_mass_ratio,
     } = solver;
     w.u32(*substeps);
     for x in [
@@ -382,6 +383,7 @@ fn write_desc(w: &mut Writer, desc: &WorldDesc) {
         *contact_damping_ratio,
         *max_push_out_speed,
         *restitution_threshold,
+        *joint_tree_mass_ratio,
     ] {
         w.f32(x);
     }
@@ -414,6 +416,11 @@ fn read_desc(r: &mut Reader<'_>) -> Result<WorldDesc, SnapshotError> {
         contact_damping_ratio: r.finite(setting)?,
         max_push_out_speed: r.finite(setting)?,
         restitution_threshold: r.finite(setting)?,
+        // Infinity is a valid ratio here (no tree solved exactly).
+        joint_tree_mass_ratio: match r.f32()? {
+            x if x.is_nan() => return Err(SnapshotError::Corrupt(setting)),
+            x => x,
+        },
     };
     let sleep = SleepSettings {
         enabled: r.bool()?,

@@ -127,6 +127,27 @@ fn scene(threads: usize) -> World {
             .unwrap();
         prev = Some(b);
     }
+    // A second chain ending in a heavy load: a ball-joint tree solved exactly.
+    let top = Vec3::new(4.0, 20.0, -20.0);
+    let mut prev = None;
+    for l in 0..6 {
+        let p = top - Vec3::new(0.0, 0.5 * (l as f32 + 0.5), 0.0);
+        let r = if l == 5 { 0.6 } else { 0.2 };
+        let b = w
+            .create_body(&BodyDesc {
+                allow_sleep: false,
+                ..BodyDesc::dynamic(Shape::sphere(r).unwrap(), p)
+            })
+            .unwrap();
+        let frame_a = match prev {
+            None => Isometry::from_translation(top.into()),
+            Some(_) => Isometry::from_translation(Vec3A::new(0.0, -0.25, 0.0)),
+        };
+        let frame_b = Isometry::from_translation(Vec3A::new(0.0, 0.25, 0.0));
+        w.create_joint(&JointDesc::new(JointKind::Ball, prev, b, frame_a, frame_b))
+            .unwrap();
+        prev = Some(b);
+    }
     w
 }
 

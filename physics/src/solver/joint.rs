@@ -27,9 +27,10 @@ use super::contact::{BodyMass, Softness, SolverBody};
 /// Stiffness of the rigid rows of joints, in Hz. Box2D v3 uses twice its contact
 /// stiffness. Measured at 10 substeps of a 60 Hz step (`physics/tests/joints.rs`): a
 /// 20-link chain swinging from horizontal ends within 0.07 mm per link at 120 Hz and
-/// 0.02 mm at 150 Hz; a load of 100 links' mass on a 10-link chain sags 6.7 cm at 120 Hz,
-/// 4.4 cm at 150 Hz and 2.6 cm at 200 Hz, and the same chain blows up at 250 Hz. 150 Hz
-/// keeps a margin below that edge.
+/// 0.02 mm at 150 Hz; a load of 100 links' mass on a 10-link chain, iterated, sags 6.7 cm
+/// at 120 Hz, 4.4 cm at 150 Hz and 2.6 cm at 200 Hz, and the same chain blows up at
+/// 250 Hz. 150 Hz keeps a margin below that edge. (Such a chain is now solved exactly as
+/// a tree, `joint_tree.rs`, whose rigid rows use only this stiffness's bias rate.)
 pub const JOINT_HERTZ: f32 = 150.0;
 /// Damping ratio of the rigid rows of joints (2 and 0.5 measured the same as 1).
 pub const JOINT_DAMPING_RATIO: f32 = 1.0;

@@ -23,7 +23,8 @@ use smallvec::SmallVec;
 
 use crate::body::{Bodies, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
-use crate::joint::{JointEvent, Joints};
+use crate::joint::{JointEvent, JointImpulses, Joints};
+use crate::math::Vec3A;
 
 use super::contact::{BodyMass, Softness, SolverBody};
 use super::joint::{
@@ -61,10 +62,16 @@ pub(crate) struct JointScratch {
 }
 
 /// Appends a graph entry for every enabled joint with a body the solver moves, in slot
-/// order (after the contacts, so colouring depends only on creation order).
-pub(crate) fn push_entries(bodies: &Bodies, joints: &Joints, entries: &mut Vec<GraphEntry>) {
+/// order (after the contacts, so colouring depends only on creation order), except those
+/// solved in trees (`member`, see `joint_tree.rs`).
+pub(crate) fn push_entries(
+    bodies: &Bodies,
+    joints: &Joints,
+    member: &[bool],
+    entries: &mut Vec<GraphEntry>,
+) {
     for (i, j) in joints.joints.iter().enumerate() {
-        if !j.alive || !j.enabled {
+        if !j.alive || !j.enabled || member.get(i) == Some(&true) {
             continue;
         }
         entries.push(GraphEntry {
@@ -239,6 +246,11 @@ pub(crate) fn prepare(
     }
 }
 
+/// The per-substep constants of this step's joints.
+pub(crate) fn params(s: &JointScratch) -> JointParams {
+    s.params
+}
+
 /// Whether there is any joint to solve this step.
 pub(crate) fn is_empty(s: &JointScratch) -> bool {
     s.overflow.is_empty() && s.colors.iter().all(|c| c.constraints.is_empty())
@@ -291,25 +303,32 @@ pub(crate) fn run(jobs: &JobSystem, s: &mut JointScratch, bodies: &mut [SolverBo
 }
 
 /// Stores the impulses for the next step's warm start and the force and torque of the
-/// last substep; disables the joints whose force or torque passed their threshold and
-/// reports them.
-pub(crate) fn store(joints: &mut Joints, s: &JointScratch) {
+/// last substep, for the coloured joints and those of `trees` (slot, impulses, linear
+/// impulse of the last substep); disables the joints whose force or torque passed their
+/// threshold and reports them.
+pub(crate) fn store(
+    joints: &mut Joints,
+    s: &JointScratch,
+    trees: impl Iterator<Item = (u32, JointImpulses, Vec3A)>,
+) {
     let inv_h = s.params.inv_h;
     let all = s
         .colors
         .iter()
         .flat_map(|c| &c.constraints)
-        .chain(&s.overflow);
+        .chain(&s.overflow)
+        .map(|c| (c.joint, c.acc, c.sub_linear, c.sub_angular))
+        .chain(trees.map(|(joint, acc, sub)| (joint, acc, sub, Vec3A::ZERO)));
     let mut broken: SmallVec<[u32; 8]> = SmallVec::new();
-    for c in all {
-        let j = &mut joints.joints[c.joint as usize];
-        j.impulses = c.acc;
-        j.force = c.sub_linear * inv_h;
-        j.torque = c.sub_angular * inv_h;
+    for (index, acc, linear, angular) in all {
+        let j = &mut joints.joints[index as usize];
+        j.impulses = acc;
+        j.force = linear * inv_h;
+        j.torque = angular * inv_h;
         if j.force.length() > j.desc.break_force || j.torque.length() > j.desc.break_torque {
             j.enabled = false;
             j.impulses = Default::default();
-            broken.push(c.joint);
+            broken.push(index);
         }
     }
     broken.sort_unstable();

@@ -47,7 +47,9 @@
 //! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
 //! The overflow colour is solved serially, scalar, after the others. Joints are coloured
 //! in the same graph; in each pass a colour's joints run as a stage of their own before
-//! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Colouring, bundle
+//! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Trees of ball joints with
+//! unequal masses leave the graph: each is solved exactly, first in every pass
+//! (`joint_tree.rs`). Colouring, bundle
 //! and block boundaries depend only on constraint order, so results are identical for any
 //! thread count.
 
@@ -55,6 +57,7 @@ pub mod contact;
 mod contact_bundle;
 pub mod joint;
 pub(crate) mod joint_stage;
+pub(crate) mod joint_tree;
 mod wide;
 
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
@@ -111,6 +114,13 @@ pub struct SolverSettings {
     pub max_push_out_speed: f32,
     /// Approach speed above which restitution applies (m/s).
     pub restitution_threshold: f32,
+    /// Trees of ball joints whose heaviest body has at least this many times the mass of
+    /// the lightest are solved exactly, each tree as one sparse linear system
+    /// (`joint_tree.rs`), instead of joint by joint: iterating loses most of a heavy
+    /// load's weight at every light link, so a 100:1 load sags its chain by centimetres.
+    /// 1 solves every ball-joint tree exactly, `f32::INFINITY` none. Per link the exact
+    /// solve costs about as much as the iterative one plus a factorisation per substep.
+    pub joint_tree_mass_ratio: f32,
 }
 
 impl Default for SolverSettings {
@@ -121,6 +131,7 @@ impl Default for SolverSettings {
             contact_damping_ratio: 10.0,
             max_push_out_speed: 3.0,
             restitution_threshold: 1.0,
+            joint_tree_mass_ratio: 4.0,
         }
     }
 }
@@ -213,6 +224,8 @@ pub(crate) struct SolverScratch {
     constants: StepConstants,
     /// The joints of the step, coloured with the contacts (`joint_stage.rs`).
     joints: joint_stage::JointScratch,
+    /// The trees of ball joints, solved directly (`joint_tree.rs`).
+    trees: joint_tree::TreeScratch,
     /// The workers that run the substeps' stages (see `solve`).
     team: SolverTeam,
 }
@@ -279,8 +292,17 @@ pub(crate) fn prepare(
         softness: soft,
     };
     load_bodies(bodies, gravity, h, s);
+    joint_tree::select(
+        bodies,
+        joints,
+        &s.masses,
+        settings.joint_tree_mass_ratio,
+        &mut s.trees,
+    );
     build_constraints(jobs, bodies, contacts, joints, soft, s);
     joint_stage::prepare(jobs, bodies, joints, &s.masses, dt, substeps, &mut s.joints);
+    let params = joint_stage::params(&s.joints);
+    joint_tree::prepare(jobs, bodies, joints, &s.masses, params, &mut s.trees);
 }
 
 /// Stage "solve": the substeps (velocity integration, warm start, solve, position
@@ -310,8 +332,12 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
     };
     integrate_free(t, s);
     let joints = !joint_stage::is_empty(&s.joints);
+    let trees = !joint_tree::is_empty(&s.trees);
     for _ in 0..k.substeps {
         integrate_velocities(t, s);
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::WarmStart);
+        }
         if joints {
             joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
         }
@@ -321,6 +347,9 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             |b, chunk| b.warm_start(chunk),
             |c, a, b| c.warm_start(a, b),
         );
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(true));
+        }
         if joints {
             joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
         }
@@ -331,6 +360,9 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
         );
         integrate_positions(t, s);
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(false));
+        }
         if joints {
             joint_stage::run(
                 jobs,
@@ -363,7 +395,7 @@ pub(crate) fn finish(
     jobs.join(
         || {
             store_impulses(contacts, s);
-            joint_stage::store(joints, &s.joints);
+            joint_stage::store(joints, &s.joints, joint_tree::results(&s.trees));
         },
         || store_bodies(jobs, bodies, s),
     );
@@ -511,7 +543,7 @@ fn build_constraints(
             }
         }
     }
-    joint_stage::push_entries(bodies, joints, &mut s.entries);
+    joint_stage::push_entries(bodies, joints, &s.trees.member, &mut s.entries);
     s.graph.build(s.bodies.len(), s.entries.iter().copied());
     joint_stage::take_entries(&mut s.graph, &mut s.joints);
     // Manifolds of equal point counts share bundles: a bundle loops over its largest
@@ -529,6 +561,9 @@ fn build_constraints(
         for i in [e.body_a, e.body_b].into_iter().flatten() {
             s.params[i as usize].free = false;
         }
+    }
+    for &i in joint_tree::bodies(&s.trees) {
+        s.params[i].free = false;
     }
     // Which passes each block of bodies needs: a scene of free bodies runs no substep
     // pass at all, a pile of touching bodies no free-flight pass.
