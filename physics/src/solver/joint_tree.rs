@@ -229,13 +229,21 @@ pub(crate) fn select(
     s.nodes.clear();
     s.bounds.clear();
     s.blocks.clear();
-    if mass_ratio.is_nan()
-        || mass_ratio == f32::INFINITY
-        || !joints
-            .joints
-            .iter()
-            .any(|j| j.alive && j.enabled && j.desc.kind == JointKind::Ball)
-    {
+    if mass_ratio.is_nan() || mass_ratio == f32::INFINITY {
+        return;
+    }
+    // No tree can qualify when all ball-jointed bodies together span less than the
+    // ratio (chain_joints: equal links): skip the walk.
+    let (mut lo, mut hi) = (f32::INFINITY, 0.0f32);
+    for j in &joints.joints {
+        if let Some(sides) = ball_sides(bodies, j) {
+            for b in [sides.0, sides.1].into_iter().flatten() {
+                let inv = masses[b as usize].inv_mass;
+                (lo, hi) = (lo.min(inv), hi.max(inv));
+            }
+        }
+    }
+    if hi < mass_ratio * lo || lo == f32::INFINITY {
         return;
     }
     s.find.clear();
