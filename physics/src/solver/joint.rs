@@ -185,7 +185,12 @@ impl JointConstraint {
         };
         Self {
             point_mass: inverse(k),
-            angular_mass: inverse(ma.inv_inertia + mb.inv_inertia),
+            // Only the joints with an angular lock read it.
+            angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_)) {
+                inverse(ma.inv_inertia + mb.inv_inertia)
+            } else {
+                Mat3A::ZERO
+            },
             joint: s.joint,
             slot_a: None,
             slot_b: None,
@@ -203,6 +208,12 @@ impl JointConstraint {
             sub_linear: Vec3A::ZERO,
             sub_angular: Vec3A::ZERO,
         }
+    }
+
+    /// A ball joint's anchors, their separation at the start of the step and its point
+    /// block's inverse effective mass (for `ball_bundle.rs`).
+    pub(crate) fn ball_parts(&self) -> (Vec3A, Vec3A, Vec3A, Mat3A) {
+        (self.r_a0, self.r_b0, self.d0, self.point_mass)
     }
 
     fn pose(&self, a: &SolverBody, b: &SolverBody) -> Pose {

@@ -18,20 +18,22 @@
 //! solved scalar (`joint.rs`), a block of them per job; block boundaries depend only on
 //! the colouring, so results are identical for any thread count.
 
-use joule_jobs::{DisjointPlan, JobSystem};
+use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 use smallvec::SmallVec;
 
 use crate::body::{Bodies, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
-use crate::joint::{JointEvent, JointImpulses, Joints};
+use crate::joint::{JointEvent, JointImpulses, JointKind, Joints};
 use crate::math::Vec3A;
 
+use super::ball_bundle::BallBundle;
 use super::contact::{BodyMass, Softness, SolverBody};
 use super::joint::{
     JOINT_DAMPING_RATIO, JOINT_HERTZ, JointConstraint, JointParams, JointStart,
     MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
 };
-use super::{MAX_BLOCKS, blocks_with_chunks, pair_mut, solver_index};
+use super::wide::LANES;
+use super::{MAX_BLOCKS, pair_mut, solver_index};
 
 /// Fewest joints per block within a colour.
 const BLOCK: usize = 64;
@@ -39,12 +41,17 @@ const BLOCK: usize = 64;
 /// One colour's joints and the plan of the bodies they write.
 #[derive(Clone, Debug, Default)]
 struct JointColor {
+    /// Ball joints first, then the others (by slot within each).
     entries: Vec<GraphEntry>,
+    /// The ball joints, [`LANES`] to a bundle.
+    balls: Vec<BallBundle>,
+    /// The other joints.
     constraints: Vec<JointConstraint>,
     plan: DisjointPlan,
     /// Plan positions at block boundaries.
     bounds: Vec<usize>,
-    /// Constraint index at block boundaries.
+    /// Ball bundle and other constraint index at block boundaries.
+    ball_blocks: Vec<usize>,
     blocks: Vec<usize>,
     /// Plan positions of each joint's dynamic bodies.
     slots: Vec<(Option<u32>, Option<u32>)>,
@@ -183,18 +190,28 @@ pub(crate) fn prepare(
     let joints: &Joints = joints;
     // One mass per awake body.
     let awake = masses.len();
+    let is_ball = |e: &GraphEntry| joints.joints[e.id as usize].desc.kind == JointKind::Ball;
     for color in &mut s.colors {
         color.bounds.clear();
+        color.ball_blocks.clear();
         color.blocks.clear();
         color.slots.clear();
         if color.entries.is_empty() {
+            color.balls.clear();
             color.constraints.clear();
             continue;
         }
-        // Serial and cheap: block boundaries and each joint's plan positions.
+        // Ball joints first, so they fill whole bundles; a colour's joints share no
+        // dynamic body, so their order within it changes no result.
+        color.entries.sort_unstable_by_key(|e| (!is_ball(e), e.id));
+        let n = color.entries.len();
+        let n_ball = color.entries.iter().take_while(|e| is_ball(e)).count();
+        // Serial and cheap: block boundaries (whole bundles) and each joint's plan
+        // positions.
         color.bounds.push(0);
+        color.ball_blocks.push(0);
         color.blocks.push(0);
-        let block = BLOCK.max(color.entries.len().div_ceil(MAX_BLOCKS));
+        let block = BLOCK.max(n.div_ceil(MAX_BLOCKS)).next_multiple_of(LANES);
         let mut pos = 0u32;
         for (k, e) in color.entries.iter().enumerate() {
             let mut slot = |b: Option<u32>| {
@@ -205,25 +222,40 @@ pub(crate) fn prepare(
             };
             let slots = (slot(e.body_a), slot(e.body_b));
             color.slots.push(slots);
-            if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
+            if (k + 1).is_multiple_of(block) || k + 1 == n {
                 color.bounds.push(pos as usize);
-                color.blocks.push(k + 1);
+                color.ball_blocks.push((k + 1).min(n_ball).div_ceil(LANES));
+                color.blocks.push((k + 1).saturating_sub(n_ball));
             }
         }
         // In parallel: each constraint is made from its own joint and bodies only. The
-        // vector keeps its length between steps; new slots start as copies of the first
-        // joint, then every slot is overwritten.
+        // vectors keep their lengths between steps; every slot is overwritten.
         let (entries, slots) = (&color.entries, &color.slots);
-        let n = entries.len();
-        color.constraints.truncate(n);
-        if color.constraints.len() < n {
-            let first = make(&entries[0], bodies, joints, masses);
-            color.constraints.resize(n, first);
+        let make_at = |k: usize| {
+            let mut c = make(&entries[k], bodies, joints, masses);
+            (c.slot_a, c.slot_b) = slots[k];
+            c
+        };
+        color
+            .balls
+            .resize_with(n_ball.div_ceil(LANES), BallBundle::default);
+        jobs.parallel_for_slice(&mut color.balls, 2, |first, bundles| {
+            for (b, bundle) in (first..).zip(bundles.iter_mut()) {
+                *bundle = BallBundle::default();
+                for (i, k) in (b * LANES..n_ball.min((b + 1) * LANES)).enumerate() {
+                    bundle.set_lane(i, &make_at(k));
+                }
+            }
+        });
+        let others = n - n_ball;
+        color.constraints.truncate(others);
+        if color.constraints.len() < others {
+            let first = make_at(n_ball);
+            color.constraints.resize(others, first);
         }
         jobs.parallel_for_slice(&mut color.constraints, 16, |first, cs| {
             for (k, c) in (first..).zip(cs.iter_mut()) {
-                *c = make(&entries[k], bodies, joints, masses);
-                (c.slot_a, c.slot_b) = slots[k];
+                *c = make_at(n_ball + k);
             }
         });
         let indices = color
@@ -253,36 +285,53 @@ pub(crate) fn params(s: &JointScratch) -> JointParams {
 
 /// Whether there is any joint to solve this step.
 pub(crate) fn is_empty(s: &JointScratch) -> bool {
-    s.overflow.is_empty() && s.colors.iter().all(|c| c.constraints.is_empty())
+    s.overflow.is_empty()
+        && s.colors
+            .iter()
+            .all(|c| c.constraints.is_empty() && c.balls.is_empty())
 }
 
-/// Runs one pass over every joint: colour by colour (blocks of a colour in parallel),
-/// then the overflow serially.
-pub(crate) fn run(jobs: &JobSystem, s: &mut JointScratch, bodies: &mut [SolverBody], pass: Pass) {
+/// Runs one pass over every joint: colour by colour (blocks of a colour in parallel on
+/// the team, ball bundles then the other joints of each block), then the overflow
+/// serially.
+pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverBody], pass: Pass) {
     let k = s.params;
     for color in &mut s.colors {
-        if color.constraints.is_empty() {
+        if color.constraints.is_empty() && color.balls.is_empty() {
             continue;
         }
         let chunks = color
             .plan
             .chunks(bodies, &color.bounds)
             .expect("plan built for these bodies and bounds");
-        let mut blocks = blocks_with_chunks(&mut color.constraints, &color.blocks, chunks);
-        jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
-            for (block, chunk) in claimed {
-                for c in block.iter_mut() {
-                    let mut a = c.fixed_a;
-                    let mut b = c.fixed_b;
-                    match (c.slot_a, c.slot_b) {
-                        (Some(sa), Some(sb)) => {
-                            let (ba, bb) = chunk.pair_mut(sa as usize, sb as usize);
-                            c.run(ba, bb, pass, &k);
-                        }
-                        (Some(sa), None) => c.run(chunk.get_mut(sa as usize), &mut b, pass, &k),
-                        (None, Some(sb)) => c.run(&mut a, chunk.get_mut(sb as usize), pass, &k),
-                        (None, None) => {}
+        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
+        let (mut balls, mut others) = (&mut color.balls[..], &mut color.constraints[..]);
+        for ((wb, wo), chunk) in color
+            .ball_blocks
+            .windows(2)
+            .zip(color.blocks.windows(2))
+            .zip(chunks)
+        {
+            let (bb, rest_b) = std::mem::take(&mut balls).split_at_mut(wb[1] - wb[0]);
+            let (bo, rest_o) = std::mem::take(&mut others).split_at_mut(wo[1] - wo[0]);
+            (balls, others) = (rest_b, rest_o);
+            blocks.push((bb, bo, chunk));
+        }
+        t.for_each_mut(&mut blocks, |(balls, others, chunk)| {
+            for bundle in balls.iter_mut() {
+                bundle.run(chunk, pass, &k);
+            }
+            for c in others.iter_mut() {
+                let mut a = c.fixed_a;
+                let mut b = c.fixed_b;
+                match (c.slot_a, c.slot_b) {
+                    (Some(sa), Some(sb)) => {
+                        let (ba, bb) = chunk.pair_mut(sa as usize, sb as usize);
+                        c.run(ba, bb, pass, &k);
                     }
+                    (Some(sa), None) => c.run(chunk.get_mut(sa as usize), &mut b, pass, &k),
+                    (None, Some(sb)) => c.run(&mut a, chunk.get_mut(sb as usize), pass, &k),
+                    (None, None) => {}
                 }
             }
         });
@@ -318,7 +367,14 @@ pub(crate) fn store(
         .flat_map(|c| &c.constraints)
         .chain(&s.overflow)
         .map(|c| (c.joint, c.acc, c.sub_linear, c.sub_angular))
-        .chain(trees.map(|(joint, acc, sub)| (joint, acc, sub, Vec3A::ZERO)));
+        .chain(
+            s.colors
+                .iter()
+                .flat_map(|c| &c.balls)
+                .flat_map(BallBundle::results)
+                .chain(trees)
+                .map(|(joint, acc, sub)| (joint, acc, sub, Vec3A::ZERO)),
+        );
     let mut broken: SmallVec<[u32; 8]> = SmallVec::new();
     for (index, acc, linear, angular) in all {
         let j = &mut joints.joints[index as usize];

@@ -53,6 +53,7 @@
 //! and block boundaries depend only on constraint order, so results are identical for any
 //! thread count.
 
+mod ball_bundle;
 pub mod contact;
 mod contact_bundle;
 pub mod joint;
@@ -322,7 +323,6 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
 }
 
 fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
-    let jobs = t.jobs();
     let k = s.constants;
     let params = SolveParams {
         inv_h: k.inv_h,
@@ -339,7 +339,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::WarmStart);
         }
         if joints {
-            joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
         }
         for_each_constraint(
             t,
@@ -351,7 +351,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(true));
         }
         if joints {
-            joint_stage::run(jobs, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
         }
         for_each_constraint(
             t,
@@ -364,12 +364,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(false));
         }
         if joints {
-            joint_stage::run(
-                jobs,
-                &mut s.joints,
-                &mut s.bodies,
-                joint::Pass::Solve(false),
-            );
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::Solve(false));
         }
         for_each_constraint(
             t,

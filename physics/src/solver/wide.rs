@@ -230,7 +230,6 @@ impl Vec3W {
     }
 
     /// Lane `i` as a vector.
-    #[cfg(test)]
     #[must_use]
     pub fn lane(&self, i: usize) -> Vec3A {
         Vec3A::new(self.x.0[i], self.y.0[i], self.z.0[i])

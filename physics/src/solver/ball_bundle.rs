@@ -1,0 +1,310 @@
+//! Ball joints of one colour, [`LANES`] at a time: the point block of `joint.rs` on SIMD
+//! lanes.
+//!
+//! A ball joint is the point block alone, the same few operations for every joint, so a
+//! colour's ball joints are bundled as its contacts are (`contact_bundle.rs`). Each lane
+//! does exactly what [`JointConstraint::run`] does for a ball joint, operation for
+//! operation (the wide types reproduce glam bit for bit), so bundling changes speed, not
+//! results: the unit test below compares them bit for bit.
+
+use joule_jobs::DisjointChunk;
+
+use crate::joint::JointImpulses;
+use crate::math::{Quat, Vec3A};
+
+use super::contact::{BodyMass, SolverBody};
+use super::joint::{JointConstraint, JointParams, Pass};
+use super::wide::{FloatW, LANES, Mat3W, QuatW, Vec3W};
+
+/// No joint in this lane, or no moving body on this side.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Up to [`LANES`] ball joints of one colour.
+#[derive(Clone, Debug)]
+pub(crate) struct BallBundle {
+    /// Each lane's joint slot, or [`NONE`].
+    pub joint: [u32; LANES],
+    /// Plan positions of each lane's bodies, or [`NONE`] for a side the solver does not
+    /// move.
+    slot_a: [u32; LANES],
+    slot_b: [u32; LANES],
+    /// Velocities of the sides the solver does not move (a kinematic body's).
+    fixed_a: [(Vec3A, Vec3A); LANES],
+    fixed_b: [(Vec3A, Vec3A); LANES],
+    /// Anchors relative to the centres of mass at the start of the step, and anchor B
+    /// minus anchor A then.
+    r_a0: Vec3W,
+    r_b0: Vec3W,
+    d0: Vec3W,
+    /// Inverse effective mass of the point block.
+    point_mass: Mat3W,
+    inv_mass_a: FloatW,
+    inv_mass_b: FloatW,
+    inv_inertia_a: Mat3W,
+    inv_inertia_b: Mat3W,
+    /// Accumulated impulse, and the impulse of the current substep.
+    pub acc: Vec3W,
+    pub sub: Vec3W,
+}
+
+impl Default for BallBundle {
+    fn default() -> Self {
+        Self {
+            joint: [NONE; LANES],
+            slot_a: [NONE; LANES],
+            slot_b: [NONE; LANES],
+            fixed_a: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
+            fixed_b: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
+            r_a0: Vec3W::ZERO,
+            r_b0: Vec3W::ZERO,
+            d0: Vec3W::ZERO,
+            point_mass: Mat3W::default(),
+            inv_mass_a: FloatW::ZERO,
+            inv_mass_b: FloatW::ZERO,
+            inv_inertia_a: Mat3W::default(),
+            inv_inertia_b: Mat3W::default(),
+            acc: Vec3W::ZERO,
+            sub: Vec3W::ZERO,
+        }
+    }
+}
+
+/// Both sides' velocities and poses, lane by lane.
+struct Side {
+    v: Vec3W,
+    w: Vec3W,
+    dp: Vec3W,
+    dq: QuatW,
+}
+
+impl BallBundle {
+    /// Fills lane `i` from a prepared ball joint.
+    pub(crate) fn set_lane(&mut self, i: usize, c: &JointConstraint) {
+        let (r_a0, r_b0, d0, point_mass) = c.ball_parts();
+        self.joint[i] = c.joint;
+        self.slot_a[i] = c.slot_a.unwrap_or(NONE);
+        self.slot_b[i] = c.slot_b.unwrap_or(NONE);
+        self.fixed_a[i] = (c.fixed_a.v, c.fixed_a.w);
+        self.fixed_b[i] = (c.fixed_b.v, c.fixed_b.w);
+        self.r_a0.set_lane(i, r_a0);
+        self.r_b0.set_lane(i, r_b0);
+        self.d0.set_lane(i, d0);
+        self.point_mass.set_lane(i, &point_mass);
+        let (ma, mb): (BodyMass, BodyMass) = (c.mass_a, c.mass_b);
+        self.inv_mass_a.0[i] = ma.inv_mass;
+        self.inv_mass_b.0[i] = mb.inv_mass;
+        self.inv_inertia_a.set_lane(i, &ma.inv_inertia);
+        self.inv_inertia_b.set_lane(i, &mb.inv_inertia);
+        self.acc.set_lane(i, c.acc.point);
+        self.sub.set_lane(i, Vec3A::ZERO);
+    }
+
+    /// The joints' impulses to store: (slot, impulses, linear impulse of the last
+    /// substep) per filled lane.
+    pub(crate) fn results(&self) -> impl Iterator<Item = (u32, JointImpulses, Vec3A)> + '_ {
+        (0..LANES).filter(|&i| self.joint[i] != NONE).map(|i| {
+            (
+                self.joint[i],
+                JointImpulses {
+                    point: self.acc.lane(i),
+                    ..JointImpulses::default()
+                },
+                self.sub.lane(i),
+            )
+        })
+    }
+
+    fn gather(
+        slots: &[u32; LANES],
+        fixed: &[(Vec3A, Vec3A); LANES],
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+    ) -> Side {
+        let mut v = [Vec3A::ZERO; LANES];
+        let mut w = [Vec3A::ZERO; LANES];
+        let mut dp = [Vec3A::ZERO; LANES];
+        let mut dq = [Quat::IDENTITY; LANES];
+        for (i, &slot) in slots.iter().enumerate() {
+            if slot == NONE {
+                (v[i], w[i]) = fixed[i];
+            } else {
+                let b = chunk.get_mut(slot as usize);
+                (v[i], w[i], dp[i], dq[i]) = (b.v, b.w, b.dp, b.dq);
+            }
+        }
+        Side {
+            v: Vec3W::gather(v),
+            w: Vec3W::gather(w),
+            dp: Vec3W::gather(dp),
+            dq: QuatW::gather(dq),
+        }
+    }
+
+    fn scatter(slots: &[u32; LANES], side: &Side, chunk: &mut DisjointChunk<'_, SolverBody>) {
+        let (v, w) = (side.v.scatter(), side.w.scatter());
+        for (i, &slot) in slots.iter().enumerate() {
+            if slot != NONE {
+                let b = chunk.get_mut(slot as usize);
+                b.v = v[i];
+                b.w = w[i];
+            }
+        }
+    }
+
+    /// Runs one pass of every lane's joint on its bodies in `chunk`.
+    pub(crate) fn run(
+        &mut self,
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+        pass: Pass,
+        k: &JointParams,
+    ) {
+        let mut a = Self::gather(&self.slot_a, &self.fixed_a, chunk);
+        let mut b = Self::gather(&self.slot_b, &self.fixed_b, chunk);
+        let r_a = a.dq.rotate(self.r_a0);
+        let r_b = b.dq.rotate(self.r_b0);
+        let imp = match pass {
+            Pass::WarmStart => {
+                self.sub = Vec3W::ZERO;
+                self.acc
+            }
+            Pass::Solve(use_bias) => {
+                // `Rows::rigid`: soft with bias in the solve pass, rigid in relax.
+                let (bias_rate, ms, is) = if use_bias {
+                    let s = k.softness;
+                    (s.bias_rate, s.mass_scale, s.impulse_scale)
+                } else {
+                    (0.0, 1.0, 0.0)
+                };
+                let d = self.d0 + (b.dp - a.dp) + (r_b - self.r_b0) - (r_a - self.r_a0);
+                let cdot = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
+                let x = cdot + d.scale(FloatW::splat(bias_rate));
+                let imp = self.point_mass.mul(x).scale(FloatW::splat(-ms))
+                    - self.acc.scale(FloatW::splat(is));
+                self.acc = self.acc + imp;
+                imp
+            }
+        };
+        // `Rows::apply_linear`.
+        a.v = a.v - imp.scale(self.inv_mass_a);
+        a.w = a.w - self.inv_inertia_a.mul(r_a.cross(imp));
+        b.v = b.v + imp.scale(self.inv_mass_b);
+        b.w = b.w + self.inv_inertia_b.mul(r_b.cross(imp));
+        self.sub = self.sub + imp;
+        Self::scatter(&self.slot_a, &a, chunk);
+        Self::scatter(&self.slot_b, &b, chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use joule_jobs::DisjointPlan;
+
+    use super::*;
+    use crate::joint::JointKind;
+    use crate::math::Mat3A;
+    use crate::solver::contact::Softness;
+    use crate::solver::joint::JointStart;
+
+    /// Every lane must do bit for bit what the scalar joint does, in every pass.
+    #[test]
+    fn lanes_match_the_scalar_ball_joint_bit_for_bit() {
+        let h = 1.0 / 360.0;
+        let k = JointParams {
+            h,
+            inv_h: 1.0 / h,
+            softness: Softness::new(90.0, 1.0, h),
+        };
+        let f = |i: usize, s: f32| (i as f32 * 0.37 + s).sin();
+        let vec = |i: usize, s: f32| Vec3A::new(f(i, s), f(i, s + 1.1), f(i, s + 2.3));
+        // Lane i joins bodies 2i and 2i + 1; lanes 2 and 5 hang from a fixed side (one
+        // of them moving, as a kinematic body does), lane 7 is empty.
+        let mut bodies: Vec<SolverBody> = (0..16)
+            .map(|i| SolverBody {
+                v: vec(i, 0.0),
+                w: vec(i, 4.0),
+                dp: vec(i, 7.0) * 0.01,
+                dq: Quat::from_axis_angle(vec(i, 9.0).normalize().into(), 0.05 * i as f32),
+            })
+            .collect();
+        let mut scalar: Vec<JointConstraint> = (0..7)
+            .map(|i| {
+                let mass = |b: usize| BodyMass {
+                    inv_mass: 0.5 + 0.1 * b as f32,
+                    inv_inertia: Mat3A::from_diagonal(glam::Vec3::new(2.0, 3.0, 1.5 + b as f32))
+                        + Mat3A::from_cols(Vec3A::ZERO, Vec3A::X * 0.1, Vec3A::Y * 0.1),
+                };
+                let fixed_a = i == 2 || i == 5;
+                let mut fixed = SolverBody::FIXED;
+                if i == 5 {
+                    fixed.v = Vec3A::new(0.3, 0.0, -0.2);
+                    fixed.w = Vec3A::new(0.0, 1.0, 0.0);
+                }
+                let mut c = JointConstraint::new(JointStart {
+                    joint: 10 + i as u32,
+                    kind: JointKind::Ball,
+                    fixed_a: fixed,
+                    fixed_b: SolverBody::FIXED,
+                    mass_a: if fixed_a {
+                        BodyMass::FIXED
+                    } else {
+                        mass(2 * i)
+                    },
+                    mass_b: mass(2 * i + 1),
+                    anchor_a: vec(i, 11.0),
+                    anchor_b: vec(i, 11.0) + vec(i, 13.0) * 0.01,
+                    center_a: vec(i, 15.0),
+                    center_b: vec(i, 17.0),
+                    q_a: Quat::IDENTITY,
+                    q_b: Quat::IDENTITY,
+                    impulses: JointImpulses {
+                        point: vec(i, 19.0),
+                        ..JointImpulses::default()
+                    },
+                });
+                c.slot_a = (!fixed_a).then_some(2 * i as u32);
+                c.slot_b = Some(2 * i as u32 + 1);
+                c
+            })
+            .collect();
+        let mut bundle = BallBundle::default();
+        for (i, c) in scalar.iter().enumerate() {
+            bundle.set_lane(i, c);
+        }
+        let mut wide_bodies = bodies.clone();
+        let mut plan = DisjointPlan::new();
+        plan.set(16, 0..16).unwrap();
+        for pass in [
+            Pass::WarmStart,
+            Pass::Solve(true),
+            Pass::Solve(false),
+            Pass::WarmStart,
+            Pass::Solve(true),
+        ] {
+            for c in &mut scalar {
+                let mut a = c.fixed_a;
+                let b_slot = c.slot_b.unwrap() as usize;
+                match c.slot_a {
+                    Some(sa) => {
+                        let (lo, hi) = bodies.split_at_mut(b_slot);
+                        c.run(&mut lo[sa as usize], &mut hi[0], pass, &k);
+                    }
+                    None => c.run(&mut a, &mut bodies[b_slot], pass, &k),
+                }
+            }
+            {
+                let mut chunks = plan.chunks(&mut wide_bodies, &[0, 16]).unwrap();
+                bundle.run(&mut chunks.next().unwrap(), pass, &k);
+            }
+            for (s, w) in bodies.iter().zip(&wide_bodies) {
+                assert_eq!((s.v, s.w), (w.v, w.w), "{pass:?}");
+            }
+            let results: Vec<_> = bundle.results().collect();
+            assert_eq!(results.len(), 7);
+            for (c, (joint, imp, sub)) in scalar.iter().zip(results) {
+                assert_eq!(
+                    (c.joint, c.acc.point, c.sub_linear),
+                    (joint, imp.point, sub)
+                );
+            }
+        }
+    }
+}
