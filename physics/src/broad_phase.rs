@@ -134,7 +134,9 @@ impl BroadPhase {
         match proxy.kind {
             ProxyKind::Static => self.static_tree.move_proxy(proxy.id, fat),
             ProxyKind::Moving => {
-                self.moving_tree.move_proxy(proxy.id, fat);
+                // Enlarged in place; `rebuild_if_needed` rebuilds the tree once as many
+                // proxies moved as it holds.
+                self.moving_tree.enlarge_proxy(proxy.id, fat);
                 self.reinsertions += 1;
             }
         }

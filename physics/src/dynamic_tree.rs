@@ -134,6 +134,28 @@ impl DynamicTree {
         self.insert_leaf(id.0);
     }
 
+    /// Gives a proxy a new fat box without moving it in the tree (Box2D v3's enlarged
+    /// proxies): its ancestors grow until one already holds the box. They keep holding
+    /// the old box too, so queries stay exact but visit more nodes until the next
+    /// [`DynamicTree::rebuild`]; far cheaper than a removal and reinsertion when many
+    /// proxies move every step and the tree is rebuilt anyway.
+    pub fn enlarge_proxy(&mut self, id: ProxyId, fat_aabb: Aabb) {
+        assert!(
+            self.is_leaf(id),
+            "enlarge_proxy: {id:?} is not a live proxy"
+        );
+        self.nodes[id.0 as usize].aabb = fat_aabb;
+        let mut index = self.nodes[id.0 as usize].parent;
+        while index != NULL {
+            let node = &mut self.nodes[index as usize];
+            if node.aabb.contains(&fat_aabb) {
+                break;
+            }
+            node.aabb = node.aabb.union(&fat_aabb);
+            index = node.parent;
+        }
+    }
+
     fn is_leaf(&self, id: ProxyId) -> bool {
         self.nodes
             .get(id.0 as usize)

@@ -37,23 +37,36 @@ fn tree_queries_and_ray_casts_equal_brute_force() {
         let b = random_box(&mut r, -50.0, 50.0);
         boxes.push((tree.create_proxy(b, i), b));
     }
-    // Random removals and moves keep the structure valid.
-    for k in 0..500 {
+    // Random removals, moves and enlargements in place keep the structure valid, and
+    // queries exact before and after a rebuild.
+    for k in 0..600 {
         let i = (r.f() * boxes.len() as f32) as usize % boxes.len();
-        if k % 3 == 0 {
-            tree.destroy_proxy(boxes[i].0);
-            boxes.swap_remove(i);
-        } else {
-            let b = random_box(&mut r, -50.0, 50.0);
-            tree.move_proxy(boxes[i].0, b);
-            boxes[i].1 = b;
+        let b = random_box(&mut r, -50.0, 50.0);
+        match k % 3 {
+            0 => {
+                tree.destroy_proxy(boxes[i].0);
+                boxes.swap_remove(i);
+            }
+            1 => {
+                tree.move_proxy(boxes[i].0, b);
+                boxes[i].1 = b;
+            }
+            _ => {
+                tree.enlarge_proxy(boxes[i].0, b);
+                boxes[i].1 = b;
+            }
         }
     }
     tree.validate();
+    check(&tree, &boxes, &mut r);
     tree.rebuild();
     tree.validate();
+    check(&tree, &boxes, &mut r);
+}
+
+fn check(tree: &DynamicTree, boxes: &[(joule_physics::dynamic_tree::ProxyId, Aabb)], r: &mut Rng) {
     for _ in 0..50 {
-        let q = random_box(&mut r, -50.0, 50.0).expanded(3.0);
+        let q = random_box(r, -50.0, 50.0).expanded(3.0);
         let mut got = BTreeSet::new();
         tree.query(&q, |id, _| {
             got.insert(id);
