@@ -46,6 +46,16 @@ pub struct DynamicTree {
     pub(crate) root: u32,
     pub(crate) free: u32,
     pub(crate) leaves: usize,
+    /// The rebuild's buffers, kept so a warm rebuild does not allocate (not part of the
+    /// tree's state).
+    pub(crate) scratch: RebuildScratch,
+}
+
+/// Buffers of [`DynamicTree::rebuild`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RebuildScratch {
+    leaves: Vec<u32>,
+    stack: Vec<u32>,
 }
 
 impl Default for DynamicTree {
@@ -63,6 +73,7 @@ impl DynamicTree {
             root: NULL,
             free: NULL,
             leaves: 0,
+            scratch: RebuildScratch::default(),
         }
     }
 
@@ -437,24 +448,26 @@ impl DynamicTree {
         if self.root == NULL {
             return;
         }
-        let mut leaves = Vec::with_capacity(self.leaves);
-        let mut internal = Vec::new();
-        let mut stack = vec![self.root];
+        let mut leaves = std::mem::take(&mut self.scratch.leaves);
+        let mut stack = std::mem::take(&mut self.scratch.stack);
+        leaves.clear();
+        stack.clear();
+        stack.push(self.root);
+        // Internal nodes are released in walk order (the free list, and so the new nodes'
+        // indices, depend only on the tree).
         while let Some(i) = stack.pop() {
             let n = self.nodes[i as usize];
             if n.is_leaf() {
                 leaves.push(i);
             } else {
-                internal.push(i);
+                self.release(i);
                 stack.push(n.child1);
                 stack.push(n.child2);
             }
         }
-        for i in internal {
-            self.release(i);
-        }
         self.root = self.build_range(&mut leaves);
         self.nodes[self.root as usize].parent = NULL;
+        self.scratch = RebuildScratch { leaves, stack };
     }
 
     fn build_range(&mut self, leaves: &mut [u32]) -> u32 {

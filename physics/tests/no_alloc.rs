@@ -127,6 +127,21 @@ fn scene(threads: usize) -> World {
             .unwrap();
         prev = Some(b);
     }
+    // A flock of 100 bodies gliding apart without gravity: they leave their fat boxes
+    // every few steps, so the moving tree is rebuilt now and then.
+    for i in 0..100 {
+        let (x, z) = ((i % 10) as f32 * 3.0, (i / 10) as f32 * 3.0);
+        w.create_body(&BodyDesc {
+            allow_sleep: false,
+            gravity_scale: 0.0,
+            linear_velocity: Vec3::new(x - 13.5, 0.0, z - 13.5) * 0.3,
+            ..BodyDesc::dynamic(
+                Shape::sphere(0.3).unwrap(),
+                Vec3::new(x - 13.5, 60.0, z - 13.5),
+            )
+        })
+        .unwrap();
+    }
     // A second chain ending in a heavy load: a ball-joint tree solved exactly.
     let top = Vec3::new(4.0, 20.0, -20.0);
     let mut prev = None;

@@ -126,6 +126,7 @@ fn write_tree(w: &mut Writer, tree: &DynamicTree) {
         root,
         free,
         leaves,
+        scratch: _,
     } = tree;
     w.count(nodes.len());
     for n in nodes {
@@ -168,6 +169,7 @@ fn read_tree(r: &mut Reader<'_>) -> Result<DynamicTree, SnapshotError> {
         root: r.u32()?,
         free: r.u32()?,
         leaves: r.u32()? as usize,
+        scratch: Default::default(),
     };
     check_tree(&tree)?;
     Ok(tree)
