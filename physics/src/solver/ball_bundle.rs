@@ -3,17 +3,19 @@
 //!
 //! A ball joint is the point block alone, the same few operations for every joint, so a
 //! colour's ball joints are bundled as its contacts are (`contact_bundle.rs`). Each lane
-//! does exactly what [`JointConstraint::run`] does for a ball joint, operation for
+//! does exactly what `JointConstraint::run` does for a ball joint, operation for
 //! operation (the wide types reproduce glam bit for bit), so bundling changes speed, not
 //! results: the unit test below compares them bit for bit.
 
 use joule_jobs::DisjointChunk;
 
 use crate::joint::JointImpulses;
-use crate::math::{Quat, Vec3A};
+use crate::math::{Mat3A, Quat, Vec3A};
 
 use super::contact::{BodyMass, SolverBody};
-use super::joint::{JointConstraint, JointParams, Pass};
+#[cfg(test)]
+use super::joint::JointConstraint;
+use super::joint::{JointParams, JointStart, Pass, point_mass};
 use super::wide::{FloatW, LANES, Mat3W, QuatW, Vec3W};
 
 /// No joint in this lane, or no moving body on this side.
@@ -69,6 +71,45 @@ impl Default for BallBundle {
     }
 }
 
+/// One ball joint as a lane takes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BallLane {
+    pub joint: u32,
+    pub slot_a: Option<u32>,
+    pub slot_b: Option<u32>,
+    pub fixed_a: (Vec3A, Vec3A),
+    pub fixed_b: (Vec3A, Vec3A),
+    pub r_a0: Vec3A,
+    pub r_b0: Vec3A,
+    pub d0: Vec3A,
+    pub point_mass: Mat3A,
+    pub mass_a: BodyMass,
+    pub mass_b: BodyMass,
+    pub acc: Vec3A,
+}
+
+impl BallLane {
+    /// A lane from the joint's start of step, with the point block's effective mass as
+    /// `JointConstraint::new` forms it.
+    pub(crate) fn new(s: &JointStart, slot_a: Option<u32>, slot_b: Option<u32>) -> Self {
+        let (r_a0, r_b0) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
+        Self {
+            joint: s.joint,
+            slot_a,
+            slot_b,
+            fixed_a: (s.fixed_a.v, s.fixed_a.w),
+            fixed_b: (s.fixed_b.v, s.fixed_b.w),
+            r_a0,
+            r_b0,
+            d0: s.anchor_b - s.anchor_a,
+            point_mass: point_mass(&s.mass_a, &s.mass_b, r_a0, r_b0),
+            mass_a: s.mass_a,
+            mass_b: s.mass_b,
+            acc: s.impulses.point,
+        }
+    }
+}
+
 /// Both sides' velocities and poses, lane by lane.
 struct Side {
     v: Vec3W,
@@ -78,24 +119,22 @@ struct Side {
 }
 
 impl BallBundle {
-    /// Fills lane `i` from a prepared ball joint.
-    pub(crate) fn set_lane(&mut self, i: usize, c: &JointConstraint) {
-        let (r_a0, r_b0, d0, point_mass) = c.ball_parts();
+    /// Fills lane `i`.
+    pub(crate) fn set_lane(&mut self, i: usize, c: &BallLane) {
         self.joint[i] = c.joint;
         self.slot_a[i] = c.slot_a.unwrap_or(NONE);
         self.slot_b[i] = c.slot_b.unwrap_or(NONE);
-        self.fixed_a[i] = (c.fixed_a.v, c.fixed_a.w);
-        self.fixed_b[i] = (c.fixed_b.v, c.fixed_b.w);
-        self.r_a0.set_lane(i, r_a0);
-        self.r_b0.set_lane(i, r_b0);
-        self.d0.set_lane(i, d0);
-        self.point_mass.set_lane(i, &point_mass);
-        let (ma, mb): (BodyMass, BodyMass) = (c.mass_a, c.mass_b);
-        self.inv_mass_a.0[i] = ma.inv_mass;
-        self.inv_mass_b.0[i] = mb.inv_mass;
-        self.inv_inertia_a.set_lane(i, &ma.inv_inertia);
-        self.inv_inertia_b.set_lane(i, &mb.inv_inertia);
-        self.acc.set_lane(i, c.acc.point);
+        self.fixed_a[i] = c.fixed_a;
+        self.fixed_b[i] = c.fixed_b;
+        self.r_a0.set_lane(i, c.r_a0);
+        self.r_b0.set_lane(i, c.r_b0);
+        self.d0.set_lane(i, c.d0);
+        self.point_mass.set_lane(i, &c.point_mass);
+        self.inv_mass_a.0[i] = c.mass_a.inv_mass;
+        self.inv_mass_b.0[i] = c.mass_b.inv_mass;
+        self.inv_inertia_a.set_lane(i, &c.mass_a.inv_inertia);
+        self.inv_inertia_b.set_lane(i, &c.mass_b.inv_inertia);
+        self.acc.set_lane(i, c.acc);
         self.sub.set_lane(i, Vec3A::ZERO);
     }
 
@@ -200,9 +239,7 @@ mod tests {
 
     use super::*;
     use crate::joint::JointKind;
-    use crate::math::Mat3A;
     use crate::solver::contact::Softness;
-    use crate::solver::joint::JointStart;
 
     /// Every lane must do bit for bit what the scalar joint does, in every pass.
     #[test]
@@ -225,6 +262,7 @@ mod tests {
                 dq: Quat::from_axis_angle(vec(i, 9.0).normalize().into(), 0.05 * i as f32),
             })
             .collect();
+        let mut lanes = Vec::new();
         let mut scalar: Vec<JointConstraint> = (0..7)
             .map(|i| {
                 let mass = |b: usize| BodyMass {
@@ -238,7 +276,7 @@ mod tests {
                     fixed.v = Vec3A::new(0.3, 0.0, -0.2);
                     fixed.w = Vec3A::new(0.0, 1.0, 0.0);
                 }
-                let mut c = JointConstraint::new(JointStart {
+                let start = JointStart {
                     joint: 10 + i as u32,
                     kind: JointKind::Ball,
                     fixed_a: fixed,
@@ -259,15 +297,17 @@ mod tests {
                         point: vec(i, 19.0),
                         ..JointImpulses::default()
                     },
-                });
-                c.slot_a = (!fixed_a).then_some(2 * i as u32);
-                c.slot_b = Some(2 * i as u32 + 1);
+                };
+                let (slot_a, slot_b) = ((!fixed_a).then_some(2 * i as u32), Some(2 * i as u32 + 1));
+                lanes.push(BallLane::new(&start, slot_a, slot_b));
+                let mut c = JointConstraint::new(start);
+                (c.slot_a, c.slot_b) = (slot_a, slot_b);
                 c
             })
             .collect();
         let mut bundle = BallBundle::default();
-        for (i, c) in scalar.iter().enumerate() {
-            bundle.set_lane(i, c);
+        for (i, lane) in lanes.iter().enumerate() {
+            bundle.set_lane(i, lane);
         }
         let mut wide_bodies = bodies.clone();
         let mut plan = DisjointPlan::new();

@@ -168,23 +168,31 @@ fn spring_softness(s: &Spring, h: f32) -> Softness {
     Softness::new(s.hertz, s.damping_ratio, h)
 }
 
+/// The inverse of a 3x3 block, or zero for a singular one (a joint between two sides
+/// the solver does not move in that block's directions).
+fn inverse(m: Mat3A) -> Mat3A {
+    if m.determinant().abs() > f32::MIN_POSITIVE {
+        m.inverse()
+    } else {
+        Mat3A::ZERO
+    }
+}
+
+/// The inverse effective mass of the point block with the arms `r_a`, `r_b`.
+pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
+    let (sa, sb) = (skew(r_a), skew(r_b));
+    let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
+        + sa * ma.inv_inertia * sa.transpose()
+        + sb * mb.inv_inertia * sb.transpose();
+    inverse(k)
+}
+
 impl JointConstraint {
     pub(crate) fn new(s: JointStart) -> Self {
         let (ma, mb) = (s.mass_a, s.mass_b);
         let (r_a, r_b) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
-        let (sa, sb) = (skew(r_a), skew(r_b));
-        let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
-            + sa * ma.inv_inertia * sa.transpose()
-            + sb * mb.inv_inertia * sb.transpose();
-        let inverse = |m: Mat3A| {
-            if m.determinant().abs() > f32::MIN_POSITIVE {
-                m.inverse()
-            } else {
-                Mat3A::ZERO
-            }
-        };
         Self {
-            point_mass: inverse(k),
+            point_mass: point_mass(&ma, &mb, r_a, r_b),
             // Only the joints with an angular lock read it.
             angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_)) {
                 inverse(ma.inv_inertia + mb.inv_inertia)
@@ -208,12 +216,6 @@ impl JointConstraint {
             sub_linear: Vec3A::ZERO,
             sub_angular: Vec3A::ZERO,
         }
-    }
-
-    /// A ball joint's anchors, their separation at the start of the step and its point
-    /// block's inverse effective mass (for `ball_bundle.rs`).
-    pub(crate) fn ball_parts(&self) -> (Vec3A, Vec3A, Vec3A, Mat3A) {
-        (self.r_a0, self.r_b0, self.d0, self.point_mass)
     }
 
     fn pose(&self, a: &SolverBody, b: &SolverBody) -> Pose {

@@ -26,7 +26,7 @@ use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::joint::{JointEvent, JointImpulses, JointKind, Joints};
 use crate::math::Vec3A;
 
-use super::ball_bundle::BallBundle;
+use super::ball_bundle::{BallBundle, BallLane};
 use super::contact::{BodyMass, Softness, SolverBody};
 use super::joint::{
     JOINT_DAMPING_RATIO, JOINT_HERTZ, JointConstraint, JointParams, JointStart,
@@ -133,6 +133,11 @@ fn stand_in(bodies: &Bodies, index: u32) -> SolverBody {
 }
 
 fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -> JointConstraint {
+    JointConstraint::new(start(e, bodies, joints, masses))
+}
+
+/// A joint's frames, masses and impulses at the start of the step.
+fn start(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -> JointStart {
     let j = &joints.joints[e.id as usize];
     let sb = bodies.sim_of(j.body_b);
     let fb = sb.transform.mul_isometry(&j.desc.frame_b);
@@ -151,7 +156,7 @@ fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -
             SolverBody::FIXED,
         ),
     };
-    JointConstraint::new(JointStart {
+    JointStart {
         joint: e.id,
         kind: j.desc.kind,
         fixed_a,
@@ -165,7 +170,7 @@ fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -
         q_a: fa.rotation,
         q_b: fb.rotation,
         impulses: j.impulses,
-    })
+    }
 }
 
 /// Prepares the joint constraints of every colour and the overflow.
@@ -203,7 +208,11 @@ pub(crate) fn prepare(
         }
         // Ball joints first, so they fill whole bundles; a colour's joints share no
         // dynamic body, so their order within it changes no result.
-        color.entries.sort_unstable_by_key(|e| (!is_ball(e), e.id));
+        // (Serial, so skipped when the colour is already in that order: all ball joints,
+        // or none.)
+        if !color.entries.is_sorted_by_key(|e| !is_ball(e)) {
+            color.entries.sort_unstable_by_key(|e| (!is_ball(e), e.id));
+        }
         let n = color.entries.len();
         let n_ball = color.entries.iter().take_while(|e| is_ball(e)).count();
         // Serial and cheap: block boundaries (whole bundles) and each joint's plan
@@ -243,7 +252,8 @@ pub(crate) fn prepare(
             for (b, bundle) in (first..).zip(bundles.iter_mut()) {
                 *bundle = BallBundle::default();
                 for (i, k) in (b * LANES..n_ball.min((b + 1) * LANES)).enumerate() {
-                    bundle.set_lane(i, &make_at(k));
+                    let s = start(&entries[k], bodies, joints, masses);
+                    bundle.set_lane(i, &BallLane::new(&s, slots[k].0, slots[k].1));
                 }
             }
         });
