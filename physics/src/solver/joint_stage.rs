@@ -14,9 +14,13 @@
 //!
 //! Because a joint and a contact of the same colour never share a dynamic body, running a
 //! colour's joints as their own stage just before its contacts gives the same result as
-//! interleaving them, and every constraint is still in exactly one colour. Joints are
-//! solved scalar (`joint.rs`), a block of them per job; block boundaries depend only on
-//! the colouring, so results are identical for any thread count.
+//! interleaving them, and every constraint is still in exactly one colour. Within a
+//! colour, joints are grouped by kind: ball joints solve eight to a SIMD bundle
+//! (`ball_bundle.rs`, bit for bit the scalar rows), swing-twist joints and hinges with at
+//! most a limit likewise (`angular_bundle.rs`: a ragdoll's joints), the rest scalar
+//! (`joint.rs`), a block of them per team item. Which path a joint takes and the block
+//! boundaries depend only on the joints and the colouring, so results are identical for
+//! any thread count.
 
 use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 use smallvec::SmallVec;
@@ -26,6 +30,7 @@ use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::joint::{JointEvent, JointImpulses, JointKind, Joints};
 use crate::math::Vec3A;
 
+use super::angular_bundle::{AngularBundle, AngularKind};
 use super::ball_bundle::{BallBundle, BallLane};
 use super::contact::{BodyMass, Softness, SolverBody};
 use super::joint::{
@@ -41,17 +46,21 @@ const BLOCK: usize = 64;
 /// One colour's joints and the plan of the bodies they write.
 #[derive(Clone, Debug, Default)]
 struct JointColor {
-    /// Ball joints first, then the others (by slot within each).
+    /// In [`group`] order: ball joints, swing-twist joints, limit-only hinges, the
+    /// others (by slot within each).
     entries: Vec<GraphEntry>,
     /// The ball joints, [`LANES`] to a bundle.
     balls: Vec<BallBundle>,
+    /// The swing-twist joints' bundles, then the hinges'.
+    angular: Vec<AngularBundle>,
     /// The other joints.
     constraints: Vec<JointConstraint>,
     plan: DisjointPlan,
     /// Plan positions at block boundaries.
     bounds: Vec<usize>,
-    /// Ball bundle and other constraint index at block boundaries.
+    /// Ball bundle, angular bundle and other constraint index at block boundaries.
     ball_blocks: Vec<usize>,
+    angular_blocks: Vec<usize>,
     blocks: Vec<usize>,
     /// Plan positions of each joint's dynamic bodies.
     slots: Vec<(Option<u32>, Option<u32>)>,
@@ -173,6 +182,18 @@ fn start(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) 
     }
 }
 
+/// A joint's group within its colour: 0 ball joints, 1 swing-twist joints, 2 limit-only
+/// hinges (each group bundled, `ball_bundle.rs` and `angular_bundle.rs`), 3 the others
+/// (scalar).
+fn group(kind: &JointKind) -> u8 {
+    match (kind, AngularKind::of(kind)) {
+        (JointKind::Ball, _) => 0,
+        (_, Some(AngularKind::SwingTwist)) => 1,
+        (_, Some(AngularKind::Hinge)) => 2,
+        _ => 3,
+    }
+}
+
 /// Prepares the joint constraints of every colour and the overflow.
 pub(crate) fn prepare(
     jobs: &JobSystem,
@@ -195,46 +216,70 @@ pub(crate) fn prepare(
     let joints: &Joints = joints;
     // One mass per awake body.
     let awake = masses.len();
-    let is_ball = |e: &GraphEntry| joints.joints[e.id as usize].desc.kind == JointKind::Ball;
+    let group_of = |e: &GraphEntry| group(&joints.joints[e.id as usize].desc.kind);
     for color in &mut s.colors {
         color.bounds.clear();
         color.ball_blocks.clear();
+        color.angular_blocks.clear();
         color.blocks.clear();
         color.slots.clear();
         if color.entries.is_empty() {
             color.balls.clear();
+            color.angular.clear();
             color.constraints.clear();
             continue;
         }
-        // Ball joints first, so they fill whole bundles; a colour's joints share no
-        // dynamic body, so their order within it changes no result.
-        // (Serial, so skipped when the colour is already in that order: all ball joints,
-        // or none.)
-        if !color.entries.is_sorted_by_key(|e| !is_ball(e)) {
-            color.entries.sort_unstable_by_key(|e| (!is_ball(e), e.id));
+        // Grouped by kind, so each group fills whole bundles; a colour's joints share no
+        // dynamic body, so their order within it changes no result. (Serial, so skipped
+        // when the colour is already in that order: all of one kind.)
+        if !color.entries.is_sorted_by_key(group_of) {
+            color.entries.sort_unstable_by_key(|e| (group_of(e), e.id));
         }
         let n = color.entries.len();
-        let n_ball = color.entries.iter().take_while(|e| is_ball(e)).count();
-        // Serial and cheap: block boundaries (whole bundles) and each joint's plan
-        // positions.
+        let mut ends = [0usize; 4];
+        for e in &color.entries {
+            ends[group_of(e) as usize] += 1;
+        }
+        for g in 1..4 {
+            ends[g] += ends[g - 1];
+        }
+        // Serial and cheap: each joint's plan positions, and block boundaries between
+        // units (a bundle, or one scalar joint).
         color.bounds.push(0);
         color.ball_blocks.push(0);
+        color.angular_blocks.push(0);
         color.blocks.push(0);
         let block = BLOCK.max(n.div_ceil(MAX_BLOCKS)).next_multiple_of(LANES);
         let mut pos = 0u32;
-        for (k, e) in color.entries.iter().enumerate() {
-            let mut slot = |b: Option<u32>| {
-                b.map(|_| {
-                    pos += 1;
-                    pos - 1
-                })
-            };
-            let slots = (slot(e.body_a), slot(e.body_b));
-            color.slots.push(slots);
-            if (k + 1).is_multiple_of(block) || k + 1 == n {
+        let (mut balls, mut angular, mut others) = (0usize, 0usize, 0usize);
+        let mut k = 0usize;
+        let mut since = 0usize;
+        while k < n {
+            let g = group_of(&color.entries[k]) as usize;
+            let unit = if g < 3 { LANES.min(ends[g] - k) } else { 1 };
+            for e in &color.entries[k..k + unit] {
+                let mut slot = |b: Option<u32>| {
+                    b.map(|_| {
+                        pos += 1;
+                        pos - 1
+                    })
+                };
+                let slots = (slot(e.body_a), slot(e.body_b));
+                color.slots.push(slots);
+            }
+            match g {
+                0 => balls += 1,
+                1 | 2 => angular += 1,
+                _ => others += 1,
+            }
+            k += unit;
+            since += unit;
+            if since >= block || k == n {
+                since = 0;
                 color.bounds.push(pos as usize);
-                color.ball_blocks.push((k + 1).min(n_ball).div_ceil(LANES));
-                color.blocks.push((k + 1).saturating_sub(n_ball));
+                color.ball_blocks.push(balls);
+                color.angular_blocks.push(angular);
+                color.blocks.push(others);
             }
         }
         // In parallel: each constraint is made from its own joint and bodies only. The
@@ -245,6 +290,7 @@ pub(crate) fn prepare(
             (c.slot_a, c.slot_b) = slots[k];
             c
         };
+        let n_ball = ends[0];
         color
             .balls
             .resize_with(n_ball.div_ceil(LANES), BallBundle::default);
@@ -257,15 +303,36 @@ pub(crate) fn prepare(
                 }
             }
         });
-        let others = n - n_ball;
+        // Angular bundles: the swing-twist group's, then the hinges'.
+        let twists = (ends[1] - ends[0]).div_ceil(LANES);
+        let hinges = (ends[2] - ends[1]).div_ceil(LANES);
+        color
+            .angular
+            .resize_with(twists + hinges, || AngularBundle::new(AngularKind::Hinge));
+        jobs.parallel_for_slice(&mut color.angular, 2, |first, bundles| {
+            for (b, bundle) in (first..).zip(bundles.iter_mut()) {
+                let (kind, from, to) = if b < twists {
+                    (AngularKind::SwingTwist, ends[0] + b * LANES, ends[1])
+                } else {
+                    (AngularKind::Hinge, ends[1] + (b - twists) * LANES, ends[2])
+                };
+                *bundle = AngularBundle::new(kind);
+                for (i, k) in (from..to.min(from + LANES)).enumerate() {
+                    let s = start(&entries[k], bodies, joints, masses);
+                    bundle.set_lane(i, &s, slots[k].0, slots[k].1);
+                }
+            }
+        });
+        let first_other = ends[2];
+        let others = n - first_other;
         color.constraints.truncate(others);
         if color.constraints.len() < others {
-            let first = make_at(n_ball);
+            let first = make_at(first_other);
             color.constraints.resize(others, first);
         }
         jobs.parallel_for_slice(&mut color.constraints, 16, |first, cs| {
             for (k, c) in (first..).zip(cs.iter_mut()) {
-                *c = make_at(n_ball + k);
+                *c = make_at(first_other + k);
             }
         });
         let indices = color
@@ -298,7 +365,7 @@ pub(crate) fn is_empty(s: &JointScratch) -> bool {
     s.overflow.is_empty()
         && s.colors
             .iter()
-            .all(|c| c.constraints.is_empty() && c.balls.is_empty())
+            .all(|c| c.constraints.is_empty() && c.balls.is_empty() && c.angular.is_empty())
 }
 
 /// Runs one pass over every joint: colour by colour (blocks of a colour in parallel on
@@ -307,7 +374,7 @@ pub(crate) fn is_empty(s: &JointScratch) -> bool {
 pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverBody], pass: Pass) {
     let k = s.params;
     for color in &mut s.colors {
-        if color.constraints.is_empty() && color.balls.is_empty() {
+        if color.entries.is_empty() {
             continue;
         }
         let chunks = color
@@ -315,20 +382,29 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverB
             .chunks(bodies, &color.bounds)
             .expect("plan built for these bodies and bounds");
         let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
-        let (mut balls, mut others) = (&mut color.balls[..], &mut color.constraints[..]);
-        for ((wb, wo), chunk) in color
+        let (mut balls, mut angular, mut others) = (
+            &mut color.balls[..],
+            &mut color.angular[..],
+            &mut color.constraints[..],
+        );
+        for (((wb, wa), wo), chunk) in color
             .ball_blocks
             .windows(2)
+            .zip(color.angular_blocks.windows(2))
             .zip(color.blocks.windows(2))
             .zip(chunks)
         {
             let (bb, rest_b) = std::mem::take(&mut balls).split_at_mut(wb[1] - wb[0]);
+            let (ba, rest_a) = std::mem::take(&mut angular).split_at_mut(wa[1] - wa[0]);
             let (bo, rest_o) = std::mem::take(&mut others).split_at_mut(wo[1] - wo[0]);
-            (balls, others) = (rest_b, rest_o);
-            blocks.push((bb, bo, chunk));
+            (balls, angular, others) = (rest_b, rest_a, rest_o);
+            blocks.push((bb, ba, bo, chunk));
         }
-        t.for_each_mut(&mut blocks, |(balls, others, chunk)| {
+        t.for_each_mut(&mut blocks, |(balls, angular, others, chunk)| {
             for bundle in balls.iter_mut() {
+                bundle.run(chunk, pass, &k);
+            }
+            for bundle in angular.iter_mut() {
                 bundle.run(chunk, pass, &k);
             }
             for c in others.iter_mut() {
@@ -384,6 +460,12 @@ pub(crate) fn store(
                 .flat_map(BallBundle::results)
                 .chain(trees)
                 .map(|(joint, acc, sub)| (joint, acc, sub, Vec3A::ZERO)),
+        )
+        .chain(
+            s.colors
+                .iter()
+                .flat_map(|c| &c.angular)
+                .flat_map(AngularBundle::results),
         );
     let mut broken: SmallVec<[u32; 8]> = SmallVec::new();
     for (index, acc, linear, angular) in all {

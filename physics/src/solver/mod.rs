@@ -53,6 +53,7 @@
 //! and block boundaries depend only on constraint order, so results are identical for any
 //! thread count.
 
+mod angular_bundle;
 mod ball_bundle;
 pub mod contact;
 mod contact_bundle;

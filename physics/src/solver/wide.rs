@@ -108,6 +108,13 @@ impl FloatW {
     pub fn neg(self) -> FloatW {
         FloatW(lanes(|i| -self.0[i]))
     }
+
+    /// Lane-wise `f32::atan2(self, x)` (the scalar function, lane by lane).
+    #[inline(always)]
+    #[must_use]
+    pub fn atan2(self, x: FloatW) -> FloatW {
+        FloatW(lanes(|i| self.0[i].atan2(x.0[i])))
+    }
 }
 
 impl MaskW {
@@ -355,6 +362,33 @@ impl QuatW {
         QuatW {
             v: Vec3W { x, y, z },
             w,
+        }
+    }
+
+    /// The Hamilton product `self * o` (rotation `o`, then `self`).
+    #[inline(always)]
+    #[must_use]
+    pub fn mul(self, o: QuatW) -> QuatW {
+        let (a, b) = (self, o);
+        QuatW {
+            v: Vec3W {
+                x: a.w * b.v.x + a.v.x * b.w + a.v.y * b.v.z - a.v.z * b.v.y,
+                y: a.w * b.v.y - a.v.x * b.v.z + a.v.y * b.w + a.v.z * b.v.x,
+                z: a.w * b.v.z + a.v.x * b.v.y - a.v.y * b.v.x + a.v.z * b.w,
+            },
+            w: a.w * b.w - a.v.x * b.v.x - a.v.y * b.v.y - a.v.z * b.v.z,
+        }
+    }
+
+    /// Scaled to unit length.
+    #[inline(always)]
+    #[must_use]
+    pub fn normalize(self) -> QuatW {
+        let len = (self.v.dot(self.v) + self.w * self.w).sqrt();
+        let r = FloatW::splat(1.0).div(len);
+        QuatW {
+            v: self.v.scale(r),
+            w: self.w * r,
         }
     }
 
