@@ -594,8 +594,18 @@ fn build_constraints(
             contact: e.id,
             body_a: e.body_a,
             body_b: e.body_b,
-            fixed_a: fixed_velocity(bodies, c.body_a),
-            fixed_b: fixed_velocity(bodies, c.body_b),
+            // Read only for a side the solver does not move (see `velocity_a`), so the
+            // cold body record is not fetched for the others.
+            fixed_a: if e.body_a.is_none() {
+                fixed_velocity(bodies, c.body_a)
+            } else {
+                (Vec3A::ZERO, Vec3A::ZERO)
+            },
+            fixed_b: if e.body_b.is_none() {
+                fixed_velocity(bodies, c.body_b)
+            } else {
+                (Vec3A::ZERO, Vec3A::ZERO)
+            },
             normal: n,
             tangents,
             friction: c.solve_friction,
