@@ -112,6 +112,13 @@ impl BroadPhase {
         }
     }
 
+    /// Whether the proxy's fat box still holds `aabb` (then [`BroadPhase::update_proxy`]
+    /// would do nothing). Read-only, so bodies are checked in parallel.
+    #[must_use]
+    pub fn still_holds(&self, proxy: BroadPhaseProxy, aabb: &Aabb) -> bool {
+        self.tree(proxy.kind).fat_aabb(proxy.id).contains(aabb)
+    }
+
     /// Updates a proxy after its body moved. If the tight box still lies in the fat box
     /// nothing happens (the common case); otherwise the proxy gets a new fat box, stretched
     /// along `displacement`, and joins the move buffer. Returns whether it was reinserted.
@@ -121,7 +128,7 @@ impl BroadPhase {
         aabb: Aabb,
         displacement: Vec3A,
     ) -> bool {
-        if self.tree(proxy.kind).fat_aabb(proxy.id).contains(&aabb) {
+        if self.still_holds(proxy, &aabb) {
             return false;
         }
         let mut fat = aabb.expanded(self.margin);

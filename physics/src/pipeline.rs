@@ -111,22 +111,33 @@ pub(crate) fn update_broad_phase(
     scratch.aabbs.resize(awake.len(), Aabb::EMPTY);
     {
         // The job captures one shared reference, its block index and its output: small
-        // enough to be stored inline in the job, so spawning allocates nothing.
-        let shared = (&bodies.bodies, awake);
+        // enough to be stored inline in the job, so spawning allocates nothing. Each
+        // block also checks its boxes against the fat boxes, read-only: a box its fat box
+        // still holds (most of them) is left `Aabb::EMPTY`, and the serial pass below
+        // skips it.
+        let shared = (&bodies.bodies, awake, &*broad);
         let shared = &shared;
         jobs.scope(|s| {
             for (i, out) in scratch.aabbs.chunks_mut(BODY_BLOCK).enumerate() {
                 s.spawn_labeled("body aabbs", move |_| {
-                    let (cold, awake) = *shared;
+                    let (cold, awake, broad) = *shared;
                     let sims = &awake[i * BODY_BLOCK..];
                     for (sim, out) in sims.iter().zip(out) {
-                        *out = cold[sim.body as usize].shape.world_aabb(&sim.transform);
+                        let body = &cold[sim.body as usize];
+                        let aabb = body.shape.world_aabb(&sim.transform);
+                        *out = match body.proxy {
+                            Some(proxy) if !broad.still_holds(proxy, &aabb) => aabb,
+                            _ => Aabb::EMPTY,
+                        };
                     }
                 });
             }
         });
     }
     for (sim, aabb) in bodies.awake().iter().zip(&scratch.aabbs) {
+        if *aabb == Aabb::EMPTY {
+            continue;
+        }
         let body = &bodies.bodies[sim.body as usize];
         if let Some(proxy) = body.proxy {
             broad.update_proxy(proxy, *aabb, sim.center - sim.center0);

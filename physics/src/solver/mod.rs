@@ -65,7 +65,7 @@ mod wide;
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
-use crate::body::{Bodies, MotionType};
+use crate::body::{Bodies, BodySim, MotionType};
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::contact::{ContactFlags, ContactManager};
 use crate::joint::Joints;
@@ -293,7 +293,7 @@ pub(crate) fn prepare(
         restitution_threshold: settings.restitution_threshold,
         softness: soft,
     };
-    load_bodies(bodies, gravity, h, s);
+    load_bodies(jobs, bodies, gravity, h, s);
     joint_tree::select(
         bodies,
         joints,
@@ -397,40 +397,80 @@ pub(crate) fn finish(
     );
 }
 
-fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
+/// Loads the awake bodies into solver bodies, their masses and integration parameters,
+/// blocks of [`BODY_BLOCK`] in parallel (each entry from its own body only).
+fn load_bodies(jobs: &JobSystem, bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
     let awake = bodies.awake();
-    s.bodies.clear();
-    s.masses.clear();
-    s.params.clear();
-    for sim in awake {
-        let cold = &bodies.bodies[sim.body as usize];
-        let dynamic = cold.motion_type == MotionType::Dynamic;
-        let inv_inertia = if dynamic {
-            sim.inv_inertia_world()
-        } else {
-            Mat3A::ZERO
-        };
-        s.bodies.push(SolverBody {
+    let n = awake.len();
+    // Every entry is overwritten below, so only new ones are initialised.
+    s.bodies.truncate(n);
+    s.bodies.resize(n, SolverBody::FIXED);
+    s.masses.truncate(n);
+    s.masses.resize(n, BodyMass::FIXED);
+    s.params.truncate(n);
+    s.params.resize(n, BodyParams::default());
+    let substeps = s.constants.substeps;
+    // Each block's three outputs, on the stack (at most `MAX_BLOCKS`), claimed by workers.
+    let block = BODY_BLOCK.max(n.div_ceil(MAX_BLOCKS));
+    let mut blocks: SmallVec<[_; MAX_BLOCKS]> = s
+        .bodies
+        .chunks_mut(block)
+        .zip(s.masses.chunks_mut(block))
+        .zip(s.params.chunks_mut(block))
+        .enumerate()
+        .map(|(k, ((b, m), p))| (k * block, b, m, p))
+        .collect();
+    jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
+        for (first, out_bodies, out_masses, out_params) in claimed.iter_mut() {
+            let sims = &awake[*first..];
+            for (((sim, body), mass), params) in sims
+                .iter()
+                .zip(out_bodies.iter_mut())
+                .zip(out_masses.iter_mut())
+                .zip(out_params.iter_mut())
+            {
+                (*body, *mass, *params) = load_body(bodies, sim, gravity, h, substeps);
+            }
+        }
+    });
+}
+
+/// One awake body's solver body, mass and integration parameters.
+fn load_body(
+    bodies: &Bodies,
+    sim: &BodySim,
+    gravity: Vec3A,
+    h: f32,
+    substeps: u32,
+) -> (SolverBody, BodyMass, BodyParams) {
+    let cold = &bodies.bodies[sim.body as usize];
+    let dynamic = cold.motion_type == MotionType::Dynamic;
+    let inv_inertia = if dynamic {
+        sim.inv_inertia_world()
+    } else {
+        Mat3A::ZERO
+    };
+    let (dv, dw) = if dynamic {
+        (
+            h * (gravity * cold.gravity_scale + sim.inv_mass * (cold.force + cold.constant_force)),
+            h * (inv_inertia * (cold.torque + cold.constant_torque)),
+        )
+    } else {
+        (Vec3A::ZERO, Vec3A::ZERO)
+    };
+    let gyroscopic = dynamic && !is_isotropic(&sim.inv_inertia_local);
+    (
+        SolverBody {
             v: sim.linear_velocity,
             w: sim.angular_velocity,
             dp: Vec3A::ZERO,
             dq: Quat::IDENTITY,
-        });
-        s.masses.push(BodyMass {
+        },
+        BodyMass {
             inv_mass: sim.inv_mass,
             inv_inertia,
-        });
-        let (dv, dw) = if dynamic {
-            (
-                h * (gravity * cold.gravity_scale
-                    + sim.inv_mass * (cold.force + cold.constant_force)),
-                h * (inv_inertia * (cold.torque + cold.constant_torque)),
-            )
-        } else {
-            (Vec3A::ZERO, Vec3A::ZERO)
-        };
-        let gyroscopic = dynamic && !is_isotropic(&sim.inv_inertia_local);
-        s.params.push(BodyParams {
+        },
+        BodyParams {
             dv,
             carry: sim.velocity_carry,
             dw,
@@ -449,9 +489,9 @@ fn load_bodies(bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
             // Cleared below for bodies that some constraint touches.
             free: dynamic,
             h,
-            substeps: s.constants.substeps,
-        });
-    }
+            substeps,
+        },
+    )
 }
 
 /// Whether an inverse inertia is a multiple of the identity (to f32 rounding): then
