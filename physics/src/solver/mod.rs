@@ -221,6 +221,9 @@ pub(crate) struct SolverScratch {
     /// serial, after the colours), since the SIMD bundles have no angular rows. Few
     /// contacts have them (balls, wheels).
     rolling_entries: Vec<GraphEntry>,
+    /// Manifold point count by contact id, for the contacts coloured this step (a compact
+    /// key for ordering colours; other ids hold stale values and are never read).
+    points_of: Vec<u8>,
     colors: Vec<ColorWork>,
     overflow: Vec<ContactConstraint>,
     constants: StepConstants,
@@ -536,6 +539,9 @@ fn build_constraints(
     s.rolling_entries.clear();
     // Fewest and most points of the coloured contacts' manifolds.
     let mut points = (u8::MAX, 0u8);
+    if s.points_of.len() < contacts.contacts.len() {
+        s.points_of.resize(contacts.contacts.len(), 0);
+    }
     // The contacts the narrow phase listed (in block order, so in id order), then those
     // that touched a sleeping body then, read now: their island may have woken since.
     for block in contacts.changes.read() {
@@ -550,6 +556,7 @@ fn build_constraints(
                 s.rolling_entries.push(entry);
             } else {
                 points = (points.0.min(sc.points), points.1.max(sc.points));
+                s.points_of[sc.id as usize] = sc.points;
                 s.entries.push(entry);
             }
         }
@@ -575,6 +582,7 @@ fn build_constraints(
             } else {
                 let n = c.manifold.points.len() as u8;
                 points = (points.0.min(n), points.1.max(n));
+                s.points_of[id as usize] = n;
                 s.entries.push(entry);
             }
         }
@@ -587,10 +595,16 @@ fn build_constraints(
     // beside a box's four cost four masked points. A colour's constraints share no
     // dynamic body, so their order within it changes which lanes they get, never a bit
     // of the result; ordering by (points, id) keeps it independent of thread timing.
-    // (Serial, so skipped when every manifold has as many points: a pile of boxes.)
-    for color in s.graph.colors.iter_mut().filter(|_| points.0 < points.1) {
-        color.entries.sort_unstable_by_key(|e| {
-            (contacts.contacts[e.id as usize].manifold.points.len(), e.id)
+    // (Skipped when every manifold has as many points: a pile of boxes. Colours are sorted
+    // in parallel, keyed by the compact `points_of`.)
+    if points.0 < points.1 {
+        let points_of = &s.points_of;
+        jobs.parallel_for_slice(&mut s.graph.colors, 1, |_, colors| {
+            for color in colors {
+                color
+                    .entries
+                    .sort_unstable_by_key(|e| (points_of[e.id as usize], e.id));
+            }
         });
     }
     for e in s.entries.iter().chain(&s.rolling_entries) {
