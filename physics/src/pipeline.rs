@@ -165,14 +165,23 @@ pub(crate) fn find_new_contacts(
         scratch.pair_chunks.resize_with(chunks, Vec::new);
     }
     {
-        let broad = &*broad;
+        // Pairs that already have a contact are dropped in the jobs (a read-only lookup),
+        // so the serial sort and pass below see only new ones; they skipped them anyway.
+        // One shared reference keeps the job's captures within its inline buffer, so
+        // spawning allocates nothing.
+        let shared = (&*broad, &*contacts);
+        let shared = &shared;
         jobs.scope(|s| {
             for (m, out) in moved
                 .chunks(MOVED_BLOCK)
                 .zip(scratch.pair_chunks.iter_mut())
             {
                 out.clear();
-                s.spawn_labeled("find pairs", move |_| broad.find_pairs_for(m, out));
+                s.spawn_labeled("find pairs", move |_| {
+                    let (broad, existing) = *shared;
+                    broad.find_pairs_for(m, out);
+                    out.retain(|p| !existing.contains(p.a, p.b));
+                });
             }
         });
     }
