@@ -220,6 +220,35 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
     (u64::from(lo) << 32) | u64::from(hi)
 }
 
+/// Hashes a [`pair_key`] with one multiply and a fold (Fibonacci hashing): the keys are
+/// body slots, not attacker input, so the standard library's SipHash buys nothing and
+/// cost a few percent of a busy step's contact lookups. The map is never iterated, so
+/// its order cannot leak into results either way.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // The table takes its bucket from the low bits and its tag from the high ones:
+        // fold the well-mixed high half down.
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+/// The pair → contact map.
+pub(crate) type PairMap = HashMap<u64, u32, std::hash::BuildHasherDefault<PairHasher>>;
+
 /// All contacts: a slot array with a free list, plus a pair → contact map for lookups
 /// (never iterated, so its order cannot leak into results).
 ///
@@ -232,7 +261,7 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
 pub(crate) struct ContactManager {
     pub contacts: Vec<Contact>,
     pub(crate) free: Vec<u32>,
-    pub(crate) pairs: HashMap<u64, u32>,
+    pub(crate) pairs: PairMap,
     /// Per body slot, the ids of its live contacts (in no meaningful order: every reader
     /// goes through `active`, which is sorted).
     pub(crate) body_contacts: Vec<SmallVec<[u32; 6]>>,
