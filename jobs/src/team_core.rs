@@ -5,12 +5,20 @@
 //! stage, so a solver with hundreds of stages per step pays almost nothing per stage.
 //!
 //! ```text
-//!  state   = seq (32 bits) | n (16) | next (16)     one word: claims of a stale stage fail
+//!  state   = seq (32 bits) | back (16) | front (16)   one word: claims of a stale stage fail
 //!  leader: write stage fn -> done = 0 -> state = (seq + 1, n, 0)   [Release]
-//!          claim + run items ... wait done == n                   [Acquire]
-//!  helper: CAS state (seq, n, i) -> (seq, n, i + 1)               [AcqRel]
-//!          read stage fn, run item i, done += 1                   [Release]
+//!          claim from the front + run items ... wait done == n    [Acquire]
+//!  helper: CAS state (seq, b, f) -> (seq, b - 1, f)                [AcqRel]
+//!          read stage fn, run item b - 1, done += 1               [Release]
 //! ```
+//!
+//! The unclaimed items of a stage are `front..back`. The leader claims from the front and
+//! helpers from the back, so from stage to stage each thread tends to get the same end
+//! of the item range. A solver's blocks follow the constraint order in every colour, so
+//! the bodies a thread writes in one stage are mostly the ones it wrote in the last, and
+//! stay in its core's cache instead of moving between cores at every stage (Box2D v3
+//! starts each worker at its own block for the same reason). Which thread runs an item
+//! never changes what the item computes.
 //!
 //! **Why a helper never runs a stale stage's function.** The claim and the stage's number
 //! are one word, so a claim succeeds only while its stage still has unclaimed items. The
@@ -34,7 +42,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell, lock, spin_hint};
 
-/// The most items one stage may have (`n` and `next` are 16 bits of the state word).
+/// The most items one stage may have (`back` and `front` are 16 bits of the state word).
 pub const MAX_STAGE_ITEMS: usize = u16::MAX as usize;
 
 /// A stage's function, type-erased: `call(data, i)` runs item `i` of the closure at `data`.
@@ -77,8 +85,8 @@ pub enum Claim {
     Empty,
 }
 
-const fn pack(seq: u64, n: u64, next: u64) -> u64 {
-    (seq << 32) | (n << 16) | next
+const fn pack(seq: u64, back: u64, front: u64) -> u64 {
+    (seq << 32) | (back << 16) | front
 }
 
 const fn unpack(state: u64) -> (u64, u64, u64) {
@@ -120,11 +128,10 @@ impl Default for TeamCore {
 
 impl std::fmt::Debug for TeamCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (seq, n, next) = unpack(self.state.load(Ordering::Relaxed));
+        let (seq, back, front) = unpack(self.state.load(Ordering::Relaxed));
         f.debug_struct("TeamCore")
             .field("stage", &seq)
-            .field("items", &n)
-            .field("claimed", &next)
+            .field("unclaimed", &(front..back))
             .field("active", &self.active.load(Ordering::Relaxed))
             .finish()
     }
@@ -213,20 +220,31 @@ impl TeamCore {
         }
     }
 
-    /// Helper (or leader): claims one item of the current stage and runs it.
+    /// Helper: claims one item of the current stage, from the back, and runs it.
     pub fn work_one(&self) -> Claim {
+        self.claim(true)
+    }
+
+    /// Claims one item of the current stage, from the back (helpers) or the front (the
+    /// leader), and runs it.
+    fn claim(&self, from_back: bool) -> Claim {
         // Acquire: pairs with the leader's Release publication of the stage (and, through
         // the CAS chain, with earlier claims), so the stage function is visible.
         let state = self.state.load(Ordering::Acquire);
-        let (_, n, next) = unpack(state);
-        if next >= n {
+        let (seq, back, front) = unpack(state);
+        if front >= back {
             return Claim::Empty;
         }
+        let (claimed, next) = if from_back {
+            (back - 1, pack(seq, back - 1, front))
+        } else {
+            (front, pack(seq, back, front + 1))
+        };
         // AcqRel: acquire as above; release so the next claimer's acquire continues the
         // chain back to the publication.
         if self
             .state
-            .compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
             return Claim::Contended;
@@ -243,7 +261,7 @@ impl TeamCore {
             // SAFETY: `data` is the leader's closure of the type `call` was made for;
             // it lives until the leader sees `done == n` (`run` does not return before),
             // which is after this call.
-            unsafe { (stage.call)(stage.data, next as usize) }
+            unsafe { (stage.call)(stage.data, claimed as usize) }
         }));
         if let Err(payload) = ran {
             lock(&self.panic).get_or_insert(payload);
@@ -301,7 +319,7 @@ impl TeamCore {
             Ordering::Release,
         );
         loop {
-            match self.work_one() {
+            match self.claim(false) {
                 Claim::Empty => break,
                 Claim::Ran | Claim::Contended => {}
             }

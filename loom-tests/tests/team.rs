@@ -1,6 +1,9 @@
 //! loom models of the team protocol (`jobs/src/team_core.rs`): a leader running stages
 //! while a helper claims items, and helpers joining while the leader closes and reopens.
 //!
+//! The leader claims items from the front of a stage and helpers from the back, so a
+//! two-item stage has them race for the same word from both ends.
+//!
 //! What they check: each item of each stage runs exactly once; what an item wrote (on
 //! either thread, with Relaxed stores) is visible to the leader when `run` returns and to
 //! the items of the next stage (loom returns stale values for Relaxed loads that nothing
