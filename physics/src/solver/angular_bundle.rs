@@ -15,11 +15,10 @@ use joule_jobs::DisjointChunk;
 use crate::joint::{JointImpulses, JointKind};
 use crate::math::{Quat, Vec3A};
 
+use super::ball_bundle::{BallLane, LaneBodies, PointLanes, Side};
 use super::contact::SolverBody;
-use super::joint::{JointParams, JointStart, Pass, point_mass};
-use super::wide::{FloatW, LANES, MaskW, Mat3W, QuatW, Vec3W};
-
-const NONE: u32 = u32::MAX;
+use super::joint::{JointParams, JointStart, Pass};
+use super::wide::{FloatW, LANES, MaskW, QuatW, Vec3W};
 
 /// Which kind of joint a bundle holds (all its lanes are one kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,42 +45,22 @@ impl AngularKind {
 #[derive(Clone, Debug)]
 pub(crate) struct AngularBundle {
     kind: AngularKind,
-    joint: [u32; LANES],
-    slot_a: [u32; LANES],
-    slot_b: [u32; LANES],
-    fixed_a: [(Vec3A, Vec3A); LANES],
-    fixed_b: [(Vec3A, Vec3A); LANES],
-    /// Anchors relative to the centres of mass, anchor B minus anchor A, and the frames'
-    /// world orientations, all at the start of the step.
-    r_a0: Vec3W,
-    r_b0: Vec3W,
-    d0: Vec3W,
+    lanes: LaneBodies,
+    /// The frames' world orientations at the start of the step.
     q_a0: QuatW,
     q_b0: QuatW,
-    point_mass: Mat3W,
-    inv_mass_a: FloatW,
-    inv_mass_b: FloatW,
-    inv_inertia_a: Mat3W,
-    inv_inertia_b: Mat3W,
+    /// The point block, and the two sides' masses.
+    point: PointLanes,
     /// Swing-twist: swing half angle, twist lower, twist upper. Hinge: lower, upper.
     limits: [FloatW; 3],
     /// Hinge lanes with a limit.
     limited: MaskW,
-    /// Accumulated impulses: the point block and the rows by their slot in `joint.rs`
-    /// (swing-twist: 0 cone, 1 and 2 twist; hinge: 0 and 1 alignment, 2 and 3 limit).
-    acc_point: Vec3W,
+    /// Accumulated impulses of the rows by their slot in `joint.rs` (swing-twist: 0
+    /// cone, 1 and 2 twist; hinge: 0 and 1 alignment, 2 and 3 limit).
     acc: [FloatW; 4],
     /// Impulses on B in the current substep.
     sub_linear: Vec3W,
     sub_angular: Vec3W,
-}
-
-/// One side's velocities and poses, lane by lane.
-struct Side {
-    v: Vec3W,
-    w: Vec3W,
-    dp: Vec3W,
-    dq: QuatW,
 }
 
 impl AngularBundle {
@@ -89,24 +68,12 @@ impl AngularBundle {
     pub(crate) fn new(kind: AngularKind) -> Self {
         Self {
             kind,
-            joint: [NONE; LANES],
-            slot_a: [NONE; LANES],
-            slot_b: [NONE; LANES],
-            fixed_a: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
-            fixed_b: [(Vec3A::ZERO, Vec3A::ZERO); LANES],
-            r_a0: Vec3W::ZERO,
-            r_b0: Vec3W::ZERO,
-            d0: Vec3W::ZERO,
+            lanes: LaneBodies::default(),
             q_a0: QuatW::gather([Quat::IDENTITY; LANES]),
             q_b0: QuatW::gather([Quat::IDENTITY; LANES]),
-            point_mass: Mat3W::default(),
-            inv_mass_a: FloatW::ZERO,
-            inv_mass_b: FloatW::ZERO,
-            inv_inertia_a: Mat3W::default(),
-            inv_inertia_b: Mat3W::default(),
+            point: PointLanes::default(),
             limits: [FloatW::ZERO; 3],
             limited: MaskW([0; LANES]),
-            acc_point: Vec3W::ZERO,
             acc: [FloatW::ZERO; 4],
             sub_linear: Vec3W::ZERO,
             sub_angular: Vec3W::ZERO,
@@ -121,25 +88,13 @@ impl AngularBundle {
         slot_a: Option<u32>,
         slot_b: Option<u32>,
     ) {
-        let (r_a0, r_b0) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
-        self.joint[i] = s.joint;
-        self.slot_a[i] = slot_a.unwrap_or(NONE);
-        self.slot_b[i] = slot_b.unwrap_or(NONE);
-        self.fixed_a[i] = (s.fixed_a.v, s.fixed_a.w);
-        self.fixed_b[i] = (s.fixed_b.v, s.fixed_b.w);
-        self.r_a0.set_lane(i, r_a0);
-        self.r_b0.set_lane(i, r_b0);
-        self.d0.set_lane(i, s.anchor_b - s.anchor_a);
+        let lane = BallLane::new(s, slot_a, slot_b);
+        self.lanes.set_lane(i, &lane);
+        self.point.set_lane(i, &lane);
         for (q, v) in [(&mut self.q_a0, s.q_a), (&mut self.q_b0, s.q_b)] {
             q.v.set_lane(i, Vec3A::new(v.x, v.y, v.z));
             q.w.0[i] = v.w;
         }
-        self.point_mass
-            .set_lane(i, &point_mass(&s.mass_a, &s.mass_b, r_a0, r_b0));
-        self.inv_mass_a.0[i] = s.mass_a.inv_mass;
-        self.inv_mass_b.0[i] = s.mass_b.inv_mass;
-        self.inv_inertia_a.set_lane(i, &s.mass_a.inv_inertia);
-        self.inv_inertia_b.set_lane(i, &s.mass_b.inv_inertia);
         match s.kind {
             JointKind::SwingTwist {
                 swing_half_angle,
@@ -160,7 +115,6 @@ impl AngularBundle {
             }
             _ => unreachable!("only swing-twist joints and hinges are bundled"),
         }
-        self.acc_point.set_lane(i, s.impulses.point);
         for (k, acc) in self.acc.iter_mut().enumerate() {
             acc.0[i] = s.impulses.rows[k];
         }
@@ -169,57 +123,21 @@ impl AngularBundle {
     /// (slot, impulses, linear and angular impulse on B in the last substep) per filled
     /// lane.
     pub(crate) fn results(&self) -> impl Iterator<Item = (u32, JointImpulses, Vec3A, Vec3A)> + '_ {
-        (0..LANES).filter(|&i| self.joint[i] != NONE).map(|i| {
+        self.lanes.filled().map(|i| {
             let mut imp = JointImpulses {
-                point: self.acc_point.lane(i),
+                point: self.point.acc.lane(i),
                 ..JointImpulses::default()
             };
             for (k, acc) in self.acc.iter().enumerate() {
                 imp.rows[k] = acc.0[i];
             }
             (
-                self.joint[i],
+                self.lanes.joint[i],
                 imp,
                 self.sub_linear.lane(i),
                 self.sub_angular.lane(i),
             )
         })
-    }
-
-    fn gather(
-        slots: &[u32; LANES],
-        fixed: &[(Vec3A, Vec3A); LANES],
-        chunk: &mut DisjointChunk<'_, SolverBody>,
-    ) -> Side {
-        let mut v = [Vec3A::ZERO; LANES];
-        let mut w = [Vec3A::ZERO; LANES];
-        let mut dp = [Vec3A::ZERO; LANES];
-        let mut dq = [Quat::IDENTITY; LANES];
-        for (i, &slot) in slots.iter().enumerate() {
-            if slot == NONE {
-                (v[i], w[i]) = fixed[i];
-            } else {
-                let b = chunk.get_mut(slot as usize);
-                (v[i], w[i], dp[i], dq[i]) = (b.v, b.w, b.dp, b.dq);
-            }
-        }
-        Side {
-            v: Vec3W::gather(v),
-            w: Vec3W::gather(w),
-            dp: Vec3W::gather(dp),
-            dq: QuatW::gather(dq),
-        }
-    }
-
-    fn scatter(slots: &[u32; LANES], side: &Side, chunk: &mut DisjointChunk<'_, SolverBody>) {
-        let (v, w) = (side.v.scatter(), side.w.scatter());
-        for (i, &slot) in slots.iter().enumerate() {
-            if slot != NONE {
-                let b = chunk.get_mut(slot as usize);
-                b.v = v[i];
-                b.w = w[i];
-            }
-        }
     }
 
     /// Runs one pass of every lane's joint on its bodies in `chunk`.
@@ -229,14 +147,13 @@ impl AngularBundle {
         pass: Pass,
         k: &JointParams,
     ) {
-        let mut a = Self::gather(&self.slot_a, &self.fixed_a, chunk);
-        let mut b = Self::gather(&self.slot_b, &self.fixed_b, chunk);
+        let (mut a, mut b) = self.lanes.gather(chunk);
         if pass == Pass::WarmStart {
             self.sub_linear = Vec3W::ZERO;
             self.sub_angular = Vec3W::ZERO;
         }
-        let r_a = a.dq.rotate(self.r_a0);
-        let r_b = b.dq.rotate(self.r_b0);
+        let r_a = a.dq.rotate(self.point.r_a0);
+        let r_b = b.dq.rotate(self.point.r_b0);
         let q_a = a.dq.mul(self.q_a0).normalize();
         let q_b = b.dq.mul(self.q_b0).normalize();
         let axis = |q: QuatW, x: f32, y: f32, z: f32| {
@@ -298,8 +215,7 @@ impl AngularBundle {
             }
         }
         rows.point(r_a, r_b);
-        Self::scatter(&self.slot_a, &a, chunk);
-        Self::scatter(&self.slot_b, &b, chunk);
+        self.lanes.scatter(&a, &b, chunk);
     }
 }
 
@@ -321,20 +237,9 @@ struct Rows<'a> {
 }
 
 impl Rows<'_> {
-    /// `Rows::rigid` of `joint.rs`: (bias rate, mass scale, impulse scale).
-    fn rigid(&self) -> (f32, f32, f32) {
-        match self.pass {
-            Pass::Solve(true) => {
-                let s = self.k.softness;
-                (s.bias_rate, s.mass_scale, s.impulse_scale)
-            }
-            _ => (0.0, 1.0, 0.0),
-        }
-    }
-
     fn apply_angular(&mut self, l: Vec3W) {
-        self.a.w = self.a.w - self.c.inv_inertia_a.mul(l);
-        self.b.w = self.b.w + self.c.inv_inertia_b.mul(l);
+        self.a.w = self.a.w - self.c.point.inv_inertia_a.mul(l);
+        self.b.w = self.b.w + self.c.point.inv_inertia_b.mul(l);
         self.c.sub_angular = self.c.sub_angular + l;
     }
 
@@ -347,11 +252,12 @@ impl Rows<'_> {
             self.apply_angular(u.scale(imp));
             return;
         }
-        let k = u.dot(self.c.inv_inertia_a.mul(u) + self.c.inv_inertia_b.mul(u));
+        let p = &self.c.point;
+        let k = u.dot(p.inv_inertia_a.mul(u) + p.inv_inertia_b.mul(u));
         let valid = active.and(k.gt(FloatW::ZERO));
         let mass = FloatW::splat(1.0).div(FloatW::select(valid, k, FloatW::splat(1.0)));
         let cdot = u.dot(self.b.w - self.a.w);
-        let (bias_rate, ms, is) = self.rigid();
+        let (bias_rate, ms, is) = self.k.rigid(self.pass);
         let (bias_rate, ms, is) = (
             FloatW::splat(bias_rate),
             FloatW::splat(ms),
@@ -372,52 +278,32 @@ impl Rows<'_> {
         self.apply_angular(u.scale(new - acc));
     }
 
-    /// The point block, as `Rows::point` (and `ball_bundle.rs`).
+    /// The point block, as `Rows::point` (shared with `ball_bundle.rs`).
     fn point(&mut self, r_a: Vec3W, r_b: Vec3W) {
-        let (bias_rate, ms, is) = self.rigid();
-        let c = &mut *self.c;
-        let imp = if self.pass == Pass::WarmStart {
-            c.acc_point
-        } else {
-            let (a, b) = (&*self.a, &*self.b);
-            let d = c.d0 + (b.dp - a.dp) + (r_b - c.r_b0) - (r_a - c.r_a0);
-            let cdot = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
-            let x = cdot + d.scale(FloatW::splat(bias_rate));
-            let imp = c.point_mass.mul(x).scale(FloatW::splat(-ms))
-                - c.acc_point.scale(FloatW::splat(is));
-            c.acc_point = c.acc_point + imp;
-            imp
-        };
-        self.a.v = self.a.v - imp.scale(c.inv_mass_a);
-        self.a.w = self.a.w - c.inv_inertia_a.mul(r_a.cross(imp));
-        self.b.v = self.b.v + imp.scale(c.inv_mass_b);
-        self.b.w = self.b.w + c.inv_inertia_b.mul(r_b.cross(imp));
-        c.sub_linear = c.sub_linear + imp;
+        let imp = self
+            .c
+            .point
+            .run(self.a, self.b, (r_a, r_b), self.pass, self.k);
+        self.c.sub_linear = self.c.sub_linear + imp;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use joule_jobs::DisjointPlan;
-
     use super::*;
     use crate::joint::{AxisDrive, AxisLimit};
     use crate::math::Mat3A;
-    use crate::solver::contact::{BodyMass, Softness};
+    use crate::solver::ball_bundle::test_support::{
+        PASSES, params, run_scalar, wave as f, wave3 as vec, with_chunk,
+    };
+    use crate::solver::contact::BodyMass;
     use crate::solver::joint::JointConstraint;
 
     /// Every lane must agree with the scalar joint, in every pass, to rounding: within
     /// 1e-5 of the velocities' and impulses' scale (a few thousand ulps at most).
     #[test]
     fn lanes_agree_with_the_scalar_joints() {
-        let h = 1.0 / 360.0;
-        let k = JointParams {
-            h,
-            inv_h: 1.0 / h,
-            softness: Softness::new(90.0, 1.0, h),
-        };
-        let f = |i: usize, s: f32| (i as f32 * 0.37 + s).sin();
-        let vec = |i: usize, s: f32| Vec3A::new(f(i, s), f(i, s + 1.1), f(i, s + 2.3));
+        let k = params();
         let rot = |i: usize, s: f32, angle: f32| {
             Quat::from_axis_angle(vec(i, s).normalize().into(), angle)
         };
@@ -507,8 +393,6 @@ mod tests {
                 })
                 .collect();
             let mut wide_bodies = bodies.clone();
-            let mut plan = DisjointPlan::new();
-            plan.set(16, 0..16).unwrap();
             let close = |x: Vec3A, y: Vec3A, what: &str| {
                 let scale = 1.0 + x.abs().max_element();
                 assert!(
@@ -516,28 +400,9 @@ mod tests {
                     "{what}: {x} vs {y}"
                 );
             };
-            for pass in [
-                Pass::WarmStart,
-                Pass::Solve(true),
-                Pass::Solve(false),
-                Pass::WarmStart,
-                Pass::Solve(true),
-            ] {
-                for c in &mut scalar {
-                    let mut a = c.fixed_a;
-                    let b_slot = c.slot_b.unwrap() as usize;
-                    match c.slot_a {
-                        Some(sa) => {
-                            let (lo, hi) = bodies.split_at_mut(b_slot);
-                            c.run(&mut lo[sa as usize], &mut hi[0], pass, &k);
-                        }
-                        None => c.run(&mut a, &mut bodies[b_slot], pass, &k),
-                    }
-                }
-                {
-                    let mut chunks = plan.chunks(&mut wide_bodies, &[0, 16]).unwrap();
-                    bundle.run(&mut chunks.next().unwrap(), pass, &k);
-                }
+            for pass in PASSES {
+                run_scalar(&mut scalar, &mut bodies, pass, &k);
+                with_chunk(&mut wide_bodies, |chunk| bundle.run(chunk, pass, &k));
                 for (s, w) in bodies.iter().zip(&wide_bodies) {
                     close(s.v, w.v, "v");
                     close(s.w, w.w, "w");

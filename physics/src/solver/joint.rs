@@ -55,6 +55,20 @@ pub(crate) struct JointParams {
     pub softness: Softness,
 }
 
+impl JointParams {
+    /// The soft coefficients of a rigid row in `pass`: (bias rate, mass scale, impulse
+    /// scale). Soft with the position bias in the solve pass, rigid without it otherwise.
+    pub(crate) fn rigid(&self, pass: Pass) -> (f32, f32, f32) {
+        match pass {
+            Pass::Solve(true) => {
+                let s = self.softness;
+                (s.bias_rate, s.mass_scale, s.impulse_scale)
+            }
+            _ => (0.0, 1.0, 0.0),
+        }
+    }
+}
+
 /// How a one-dimensional row acts.
 #[derive(Clone, Copy, Debug)]
 enum Mode {
@@ -369,13 +383,7 @@ impl Rows<'_> {
     /// The soft coefficients of a rigid row in this pass: (bias rate, mass scale,
     /// impulse scale).
     fn rigid(&self) -> (f32, f32, f32) {
-        match self.pass {
-            Pass::Solve(true) => {
-                let s = self.k.softness;
-                (s.bias_rate, s.mass_scale, s.impulse_scale)
-            }
-            _ => (0.0, 1.0, 0.0),
-        }
+        self.k.rigid(self.pass)
     }
 
     fn point(&mut self, p: &Pose) {

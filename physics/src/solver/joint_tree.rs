@@ -40,13 +40,13 @@
 
 use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 
-use crate::body::{Bodies, MotionType};
+use crate::body::Bodies;
 use crate::joint::{JointImpulses, JointKind, Joints};
 use crate::math::{Mat3A, Vec3A};
 
 use super::contact::{BodyMass, SolverBody};
 use super::joint::{JointParams, Pass};
-use super::{MAX_BLOCKS, blocks_with_chunks, solver_index};
+use super::{MAX_BLOCKS, blocks_with_chunks, fixed_velocity, solver_index};
 
 /// Fewest nodes per block (whole trees).
 const BLOCK: usize = 64;
@@ -468,16 +468,6 @@ pub(crate) fn is_empty(s: &TreeScratch) -> bool {
     s.nodes.is_empty()
 }
 
-fn stand_in(bodies: &Bodies, index: u32) -> (Vec3A, Vec3A) {
-    let b = &bodies.bodies[index as usize];
-    if b.motion_type == MotionType::Kinematic {
-        let sim = bodies.sim_of(index);
-        (sim.linear_velocity, sim.angular_velocity)
-    } else {
-        (Vec3A::ZERO, Vec3A::ZERO)
-    }
-}
-
 /// Fills every tree's anchors and masses, trees in parallel (each substep's warm start
 /// factors them).
 pub(crate) fn prepare(
@@ -544,9 +534,9 @@ fn fill(node: &mut Node, bodies: &Bodies, joints: &Joints, masses: &[BodyMass], 
     };
     (node.fixed_v, node.fixed_w) = if node.slot_a == NONE {
         j.body_a
-            .map_or((Vec3A::ZERO, Vec3A::ZERO), |a| stand_in(bodies, a))
+            .map_or((Vec3A::ZERO, Vec3A::ZERO), |a| fixed_velocity(bodies, a))
     } else if node.slot_b == NONE {
-        stand_in(bodies, j.body_b)
+        fixed_velocity(bodies, j.body_b)
     } else {
         (Vec3A::ZERO, Vec3A::ZERO)
     };
