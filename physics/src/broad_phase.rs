@@ -120,8 +120,8 @@ impl BroadPhase {
     }
 
     /// Updates a proxy after its body moved. If the tight box still lies in the fat box
-    /// nothing happens (the common case); otherwise the proxy gets a new fat box, stretched
-    /// along `displacement`, and joins the move buffer. Returns whether it was reinserted.
+    /// nothing happens (the common case); otherwise [`BroadPhase::refit_proxy`]. Returns
+    /// whether the fat box changed.
     pub fn update_proxy(
         &mut self,
         proxy: BroadPhaseProxy,
@@ -131,6 +131,14 @@ impl BroadPhase {
         if self.still_holds(proxy, &aabb) {
             return false;
         }
+        self.refit_proxy(proxy, aabb, displacement);
+        true
+    }
+
+    /// Gives a proxy whose tight box `aabb` left its fat box a new fat box, stretched
+    /// along `displacement`, and puts it in the move buffer (for callers that already
+    /// checked [`BroadPhase::still_holds`]).
+    pub fn refit_proxy(&mut self, proxy: BroadPhaseProxy, aabb: Aabb, displacement: Vec3A) {
         let mut fat = aabb.expanded(self.margin);
         // Predict: stretch the box along the motion so a steadily moving body stays in it
         // for a few steps.
@@ -148,7 +156,6 @@ impl BroadPhase {
             }
         }
         self.mark_moved(body, proxy);
-        true
     }
 
     /// Puts a proxy in the move buffer without moving it, so its pairs are found again.

@@ -140,7 +140,7 @@ pub(crate) fn update_broad_phase(
         }
         let body = &bodies.bodies[sim.body as usize];
         if let Some(proxy) = body.proxy {
-            broad.update_proxy(proxy, *aabb, sim.center - sim.center0);
+            broad.refit_proxy(proxy, *aabb, sim.center - sim.center0);
         }
     }
 }
@@ -191,9 +191,10 @@ pub(crate) fn find_new_contacts(
 
     for pair in &scratch.pairs {
         let (a, b) = (pair.a, pair.b);
-        if contacts.contains(a, b) {
-            continue;
-        }
+        debug_assert!(
+            !contacts.contains(a, b),
+            "the pair jobs dropped existing pairs"
+        );
         let (ba, bb) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
         let sensor = ba.is_sensor || bb.is_sensor;
         if !motion_types_collide(ba.motion_type, bb.motion_type, sensor)

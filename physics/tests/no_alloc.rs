@@ -108,25 +108,7 @@ fn scene(threads: usize) -> World {
     })
     .unwrap();
     // A chain of ball joints hanging from the world: the joint stages run warm too.
-    let top = Vec3::new(0.0, 20.0, -20.0);
-    let mut prev = None;
-    for l in 0..12 {
-        let p = top - Vec3::new(0.0, 0.5 * (l as f32 + 0.5), 0.0);
-        let b = w
-            .create_body(&BodyDesc {
-                allow_sleep: false,
-                ..BodyDesc::dynamic(Shape::sphere(0.2).unwrap(), p)
-            })
-            .unwrap();
-        let frame_a = match prev {
-            None => Isometry::from_translation(top.into()),
-            Some(_) => Isometry::from_translation(Vec3A::new(0.0, -0.25, 0.0)),
-        };
-        let frame_b = Isometry::from_translation(Vec3A::new(0.0, 0.25, 0.0));
-        w.create_joint(&JointDesc::new(JointKind::Ball, prev, b, frame_a, frame_b))
-            .unwrap();
-        prev = Some(b);
-    }
+    hang_chain(&mut w, Vec3::new(0.0, 20.0, -20.0), &[0.2; 12]);
     // A flock of 100 bodies gliding apart without gravity: they leave their fat boxes
     // every few steps, so the moving tree is rebuilt now and then.
     for i in 0..100 {
@@ -143,11 +125,20 @@ fn scene(threads: usize) -> World {
         .unwrap();
     }
     // A second chain ending in a heavy load: a ball-joint tree solved exactly.
-    let top = Vec3::new(4.0, 20.0, -20.0);
+    hang_chain(
+        &mut w,
+        Vec3::new(4.0, 20.0, -20.0),
+        &[0.2, 0.2, 0.2, 0.2, 0.2, 0.6],
+    );
+    w
+}
+
+/// A chain of spheres of the given radii, 0.5 m apart, hanging from the world at `top` on
+/// ball joints.
+fn hang_chain(w: &mut World, top: Vec3, radii: &[f32]) {
     let mut prev = None;
-    for l in 0..6 {
+    for (l, &r) in radii.iter().enumerate() {
         let p = top - Vec3::new(0.0, 0.5 * (l as f32 + 0.5), 0.0);
-        let r = if l == 5 { 0.6 } else { 0.2 };
         let b = w
             .create_body(&BodyDesc {
                 allow_sleep: false,
@@ -163,7 +154,6 @@ fn scene(threads: usize) -> World {
             .unwrap();
         prev = Some(b);
     }
-    w
 }
 
 #[test]

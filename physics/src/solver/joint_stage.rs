@@ -25,7 +25,7 @@
 use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 use smallvec::SmallVec;
 
-use crate::body::{Bodies, MotionType};
+use crate::body::Bodies;
 use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::joint::{JointEvent, JointImpulses, JointKind, Joints};
 use crate::math::Vec3A;
@@ -38,7 +38,7 @@ use super::joint::{
     MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
 };
 use super::wide::LANES;
-use super::{MAX_BLOCKS, pair_mut, solver_index};
+use super::{MAX_BLOCKS, fixed_velocity, pair_mut, solver_index};
 
 /// Fewest joints per block within a colour.
 const BLOCK: usize = 64;
@@ -130,15 +130,14 @@ pub(crate) fn take_entries(graph: &mut ConstraintGraph, s: &mut JointScratch) {
     }
 }
 
+/// A side the solver does not move, at its own velocity (a kinematic body's).
 fn stand_in(bodies: &Bodies, index: u32) -> SolverBody {
-    let b = &bodies.bodies[index as usize];
-    let mut body = SolverBody::FIXED;
-    if b.motion_type == MotionType::Kinematic {
-        let sim = bodies.sim_of(index);
-        body.v = sim.linear_velocity;
-        body.w = sim.angular_velocity;
+    let (v, w) = fixed_velocity(bodies, index);
+    SolverBody {
+        v,
+        w,
+        ..SolverBody::FIXED
     }
-    body
 }
 
 fn make(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) -> JointConstraint {
@@ -231,14 +230,19 @@ pub(crate) fn prepare(
         }
         // Grouped by kind, so each group fills whole bundles; a colour's joints share no
         // dynamic body, so their order within it changes no result. (Serial, so skipped
-        // when the colour is already in that order: all of one kind.)
-        if !color.entries.is_sorted_by_key(group_of) {
-            color.entries.sort_unstable_by_key(|e| (group_of(e), e.id));
-        }
+        // when the colour is already in that order: all of one kind.) One pass counts the
+        // groups and checks the order.
         let n = color.entries.len();
         let mut ends = [0usize; 4];
+        let (mut grouped, mut last) = (true, 0u8);
         for e in &color.entries {
-            ends[group_of(e) as usize] += 1;
+            let g = group_of(e);
+            grouped &= g >= last;
+            last = g;
+            ends[g as usize] += 1;
+        }
+        if !grouped {
+            color.entries.sort_unstable_by_key(|e| (group_of(e), e.id));
         }
         for g in 1..4 {
             ends[g] += ends[g - 1];

@@ -187,7 +187,12 @@ pub(crate) struct TreeScratch {
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
     visited: Vec<bool>,
+    /// Bodies in a set where a joint closed a loop; the next free incidence per body.
+    loops: Vec<u32>,
+    cursor: Vec<u32>,
+    /// Per body, its plan position; per plan position, its body.
     plan_pos: Vec<u32>,
+    by_pos: Vec<usize>,
     stack: Vec<(u32, u32)>,
     preorder: Vec<(u32, u32, u32)>,
 }
@@ -257,9 +262,8 @@ pub(crate) fn select(
     s.adjacency_start.clear();
     s.adjacency_start.resize(n + 1, 0);
     // Union the bodies of every two-sided ball joint; a joint within one set closes a loop.
-    let mut loops = std::mem::take(&mut s.stack);
-    loops.clear();
-    for (i, j) in joints.joints.iter().enumerate() {
+    s.loops.clear();
+    for j in &joints.joints {
         let Some(sides) = ball_sides(bodies, j) else {
             continue;
         };
@@ -269,17 +273,16 @@ pub(crate) fn select(
         if let (Some(a), Some(b)) = sides {
             let (ra, rb) = (root_of(&mut s.find, a), root_of(&mut s.find, b));
             if ra == rb {
-                loops.push((a, i as u32));
+                s.loops.push(a);
             } else {
                 s.find[ra.max(rb) as usize] = ra.min(rb);
             }
         }
     }
-    for &(a, _) in &loops {
+    for &a in &s.loops {
         let r = root_of(&mut s.find, a);
         s.rejected[r as usize] = true;
     }
-    s.stack = loops;
     for (i, j) in joints.joints.iter().enumerate() {
         let Some(sides) = ball_sides(bodies, j) else {
             continue;
@@ -318,22 +321,21 @@ pub(crate) fn select(
     }
     s.adjacency.clear();
     s.adjacency.resize(s.adjacency_start[n] as usize, 0);
-    let mut fill = std::mem::take(&mut s.plan_pos);
-    fill.clear();
-    fill.extend_from_slice(&s.adjacency_start[..n]);
+    s.cursor.clear();
+    s.cursor.extend_from_slice(&s.adjacency_start[..n]);
     for (i, j) in joints.joints.iter().enumerate() {
         if let Some(sides) = ball_sides(bodies, j) {
             for b in [sides.0, sides.1].into_iter().flatten() {
-                s.adjacency[fill[b as usize] as usize] = i as u32;
-                fill[b as usize] += 1;
+                s.adjacency[s.cursor[b as usize] as usize] = i as u32;
+                s.cursor[b as usize] += 1;
             }
         }
     }
-    s.plan_pos = fill;
     s.visited.clear();
     s.visited.resize(n, false);
     s.plan_pos.clear();
     s.plan_pos.resize(n, NONE);
+    s.by_pos.clear();
     let mut positions = 0u32;
     // At most two nodes per joint, so at most `MAX_BLOCKS` blocks.
     let block = BLOCK.max((2 * slots).div_ceil(MAX_BLOCKS - 1));
@@ -398,24 +400,21 @@ pub(crate) fn select(
             if joint == NONE {
                 node.slot = positions;
                 s.plan_pos[body as usize] = positions;
+                s.by_pos.push(body as usize);
                 positions += 1;
             } else {
                 node.joint = joint;
                 s.member[joint as usize] = true;
-                // The parent side: the body node this joint hangs from in the walk.
-                if parent != NONE {
-                    let parent_body = s.preorder[parent as usize].0;
-                    let a = joints.joints[joint as usize]
-                        .body_a
-                        .and_then(|a| solver_index(bodies, a));
-                    node.parent_is_a = a == Some(parent_body);
+                // The parent side: the body node this joint hangs from in the walk; a
+                // root joint's body is its child, the world "above" it.
+                let a = joints.joints[joint as usize]
+                    .body_a
+                    .and_then(|a| solver_index(bodies, a));
+                node.parent_is_a = if parent == NONE {
+                    a.is_none()
                 } else {
-                    // The root joint's body is its child; the world is "above" it.
-                    let a = joints.joints[joint as usize]
-                        .body_a
-                        .and_then(|a| solver_index(bodies, a));
-                    node.parent_is_a = a.is_none();
-                }
+                    a == Some(s.preorder[parent as usize].0)
+                };
             }
             s.nodes.push(node);
         }
@@ -441,17 +440,9 @@ pub(crate) fn select(
         s.bounds.clear();
         s.blocks.clear();
     }
-    let order = (0..n as u32).filter(|&b| s.plan_pos[b as usize] != NONE);
-    let mut by_pos = std::mem::take(&mut s.find);
-    by_pos.clear();
-    by_pos.resize(positions as usize, 0);
-    for b in order {
-        by_pos[s.plan_pos[b as usize] as usize] = b;
-    }
     s.plan
-        .set(n, by_pos.iter().map(|&b| b as usize))
+        .set(n, s.by_pos.iter().copied())
         .expect("each body is in one tree once");
-    s.find = by_pos;
 }
 
 /// The solver indices of the bodies in this step's trees.
