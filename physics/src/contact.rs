@@ -246,6 +246,9 @@ impl std::hash::Hasher for PairHasher {
     }
 }
 
+/// The `ends` of a free contact slot.
+const DEAD_END: u32 = u32::MAX;
+
 /// The pair → contact map.
 pub(crate) type PairMap = HashMap<u64, u32, std::hash::BuildHasherDefault<PairHasher>>;
 
@@ -268,8 +271,11 @@ pub(crate) struct ContactManager {
     /// Ids of the live contacts with at least one awake body, ascending; rebuilt by
     /// `build_active` after new contacts are found, pruned by `finish_contacts`.
     pub(crate) active: Vec<u32>,
-    /// One bit per contact slot, the scratch of `build_active` (all clear between uses).
-    pub(crate) active_bits: Vec<u64>,
+    /// Per contact slot, its two body slots (`[DEAD_END; 2]` for a free slot): what
+    /// `build_active` reads, packed so the pass does not touch the contacts themselves.
+    pub(crate) ends: Vec<[u32; 2]>,
+    /// One bit per body slot, the scratch of `build_active`: the awake bodies.
+    pub(crate) awake_bits: Vec<u64>,
     /// The narrow phase's plan of disjoint writes to `active` contacts, and its block
     /// boundaries (kept so a warm step does not allocate).
     pub(crate) active_plan: DisjointPlan,
@@ -384,6 +390,10 @@ impl ContactManager {
         }
         self.body_contacts[a].push(id);
         self.body_contacts[b].push(id);
+        if self.ends.len() < self.contacts.len() {
+            self.ends.resize(self.contacts.len(), [DEAD_END; 2]);
+        }
+        self.ends[id as usize] = [a as u32, b as u32];
     }
 
     fn unlink(&mut self, id: u32, body: u32) {
@@ -395,43 +405,48 @@ impl ContactManager {
         list.swap_remove(at);
     }
 
-    /// Rebuilds [`active`](Self::active): the live contacts of the bodies in
-    /// `awake_bodies` (slot indices), ascending by id whatever the order of the lists.
-    /// Costs the awake bodies' contacts plus one bit per 64 contact slots.
+    /// Rebuilds [`active`](Self::active): the live contacts with a body in
+    /// `awake_bodies` (slot indices), ascending by id. One pass over the compact
+    /// [`ends`](Self::ends), two bit tests per contact slot: sequential reads instead of
+    /// a walk through every awake body's list.
     pub(crate) fn build_active(&mut self, awake_bodies: impl Iterator<Item = u32>) {
-        let words = self.contacts.len().div_ceil(64);
-        self.active_bits.clear();
-        self.active_bits.resize(words, 0);
+        self.awake_bits.clear();
         for body in awake_bodies {
-            if let Some(list) = self.body_contacts.get(body as usize) {
-                for &id in list {
-                    self.active_bits[id as usize / 64] |= 1 << (id % 64);
-                }
+            let w = body as usize / 64;
+            if self.awake_bits.len() <= w {
+                self.awake_bits.resize(w + 1, 0);
             }
+            self.awake_bits[w] |= 1 << (body % 64);
         }
+        let awake = &self.awake_bits;
+        let is_awake = |b: u32| {
+            awake
+                .get(b as usize / 64)
+                .is_some_and(|w| w & (1 << (b % 64)) != 0)
+        };
         self.active.clear();
-        for (w, word) in self.active_bits.iter_mut().enumerate() {
-            let mut bits = std::mem::take(word);
-            while bits != 0 {
-                self.active.push((w * 64) as u32 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
+        self.active.extend(
+            (0u32..)
+                .zip(&self.ends)
+                .filter(|&(_, &[a, b])| a != DEAD_END && (is_awake(a) || is_awake(b)))
+                .map(|(id, _)| id),
+        );
     }
 
-    /// Destroys a contact, returning it.
-    pub fn destroy(&mut self, id: u32) -> Contact {
+    /// Destroys a live contact (report its end first: see
+    /// `pipeline::report_removed_contact`).
+    pub fn destroy(&mut self, id: u32) {
         let c = &mut self.contacts[id as usize];
-        let removed = c.clone();
+        let (a, b) = (c.body_a, c.body_b);
         c.alive = false;
         c.manifold.points.clear();
         c.impulses.clear();
         c.flags = ContactFlags::empty();
-        self.pairs.remove(&pair_key(removed.body_a, removed.body_b));
-        self.unlink(id, removed.body_a);
-        self.unlink(id, removed.body_b);
+        self.pairs.remove(&pair_key(a, b));
+        self.unlink(id, a);
+        self.unlink(id, b);
+        self.ends[id as usize] = [DEAD_END; 2];
         self.free.push(id);
-        removed
     }
 
     /// Ids of live contacts involving body slot `body`, in id order.
@@ -475,4 +490,54 @@ pub struct ContactInfo {
     pub points: ArrayVec<(Vec3A, f32), 4>,
     /// Accumulated normal impulses of last solve, per point.
     pub normal_impulses: ArrayVec<f32, 4>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contact(a: u32, b: u32) -> Contact {
+        Contact {
+            body_a: a,
+            body_b: b,
+            ..crate::snapshot::contacts::dead_contact()
+        }
+    }
+
+    /// `active` holds exactly the live contacts with an awake body, ascending, through
+    /// destroyed and reused slots, whatever order the bodies are listed in.
+    #[test]
+    fn active_contacts_are_the_live_ones_of_awake_bodies_in_id_order() {
+        let mut m = ContactManager::default();
+        // Bodies 0-2 awake, 3-5 asleep or static.
+        let ids: Vec<u32> = [(0, 1), (3, 4), (2, 5), (4, 5), (1, 2), (0, 3)]
+            .into_iter()
+            .map(|(a, b)| m.create(contact(a, b)))
+            .collect();
+        m.build_active([2, 0, 1].into_iter());
+        assert_eq!(m.active, [ids[0], ids[2], ids[4], ids[5]]);
+
+        m.destroy(ids[2]);
+        m.destroy(ids[1]);
+        m.build_active([1, 0, 2].into_iter());
+        assert_eq!(m.active, [ids[0], ids[4], ids[5]]);
+
+        // The freed slots are reused: by a sleeping pair, then an awake one.
+        let asleep = m.create(contact(3, 5));
+        let awake = m.create(contact(2, 4));
+        assert!([ids[1], ids[2]].contains(&asleep) && [ids[1], ids[2]].contains(&awake));
+        m.build_active([0, 1, 2].into_iter());
+        let mut expected = vec![ids[0], ids[4], ids[5], awake];
+        expected.sort_unstable();
+        assert_eq!(m.active, expected);
+
+        // Waking body 5 activates its contacts too; with nobody awake, none is active.
+        m.build_active([5, 0, 1, 2].into_iter());
+        expected.push(asleep);
+        expected.push(ids[3]);
+        expected.sort_unstable();
+        assert_eq!(m.active, expected);
+        m.build_active(std::iter::empty());
+        assert!(m.active.is_empty());
+    }
 }

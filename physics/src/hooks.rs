@@ -74,8 +74,11 @@ impl World {
             // A free slot still holds its last pair; the pair map names live contacts only.
             let live = self.contacts.find(contact.body_a, contact.body_b) == Some(c);
             if live && self.exclusions.contains(a, b) {
-                let removed = self.contacts.destroy(c);
-                pipeline::report_removed_contact(&removed, &mut self.events);
+                pipeline::report_removed_contact(
+                    &self.contacts.contacts[c as usize],
+                    &mut self.events,
+                );
+                self.contacts.destroy(c);
             }
         }
     }

@@ -454,8 +454,8 @@ pub(crate) fn finish_contacts(
         let c = &contacts.contacts[id as usize];
         debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
-            let removed = contacts.destroy(id);
-            report_removed_contact(&removed, events);
+            report_removed_contact(c, events);
+            contacts.destroy(id);
             return false;
         }
         let sensor = c.flags.contains(ContactFlags::SENSOR);
@@ -493,8 +493,8 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
         let c = &contacts.contacts[id as usize];
         debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
-            let removed = contacts.destroy(id);
-            report_removed_contact(&removed, events);
+            report_removed_contact(c, events);
+            contacts.destroy(id);
             pruned.push(p);
         } else if c.flags.contains(ContactFlags::STARTED) {
             push_event(c, ContactEventKind::Begin, events);

@@ -62,7 +62,7 @@
 mod bodies;
 mod broad_phase;
 mod composite_shapes;
-mod contacts;
+pub(crate) mod contacts;
 mod joints;
 mod wire;
 

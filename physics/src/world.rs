@@ -266,8 +266,8 @@ impl World {
                 }
             };
             island::wake_body(&mut self.bodies, other, &mut self.sleep_events);
-            let removed = self.contacts.destroy(c);
-            pipeline::report_removed_contact(&removed, &mut self.events);
+            pipeline::report_removed_contact(&self.contacts.contacts[c as usize], &mut self.events);
+            self.contacts.destroy(c);
         }
         self.exclusions.remove_body(id);
         let body = self.bodies.remove(id)?;
@@ -428,8 +428,8 @@ impl World {
         self.bodies.get(b)?;
         self.exclusions.insert(a, b);
         if let Some(c) = self.contacts.find(a.index(), b.index()) {
-            let removed = self.contacts.destroy(c);
-            pipeline::report_removed_contact(&removed, &mut self.events);
+            pipeline::report_removed_contact(&self.contacts.contacts[c as usize], &mut self.events);
+            self.contacts.destroy(c);
         }
         Ok(())
     }

@@ -33,7 +33,8 @@ pub(super) fn write_contacts(w: &mut Writer, contacts: &ContactManager) {
         body_contacts: _,
         // Rebuilt by every step before it is read.
         active: _,
-        active_bits: _,
+        ends: _,
+        awake_bits: _,
         active_plan: _,
         active_bounds: _,
         changes: _,
@@ -274,7 +275,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
 }
 
 /// A destroyed slot (its content is never read; see the module header).
-fn dead_contact() -> Contact {
+pub(crate) fn dead_contact() -> Contact {
     let nowhere = BroadPhaseProxy {
         kind: ProxyKind::Static,
         id: ProxyId(NULL),
