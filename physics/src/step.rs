@@ -219,14 +219,20 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
     let integrate = b
         .task(STAGES[7], |cx| {
             span(cx, STAGES[7], || {
-                let scratch = cx.read::<SolverScratch>();
+                let mut scratch = cx.write::<SolverScratch>();
                 let mut bodies = cx.write::<Bodies>();
                 let mut contacts = cx.write::<ContactManager>();
                 let mut joints = cx.write::<Joints>();
-                solver::finish(cx.jobs(), &mut bodies, &mut contacts, &mut joints, &scratch);
+                solver::finish(
+                    cx.jobs(),
+                    &mut bodies,
+                    &mut contacts,
+                    &mut joints,
+                    &mut scratch,
+                );
             });
         })
-        .reads::<SolverScratch>()
+        .writes::<SolverScratch>()
         .writes::<Bodies>()
         .writes::<ContactManager>()
         .writes::<Joints>()

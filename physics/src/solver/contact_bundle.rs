@@ -228,6 +228,12 @@ impl ContactBundle {
         }
     }
 
+    /// The contact ids of the lanes in use.
+    #[must_use]
+    pub fn contacts(&self) -> &[u32] {
+        &self.contact[..self.count]
+    }
+
     /// Adds a constraint as the next lane, unprepared (its effective masses, anchor
     /// offsets, approach speeds and patch step are left to [`ContactBundle::prepare`],
     /// which forms them for all lanes at once); `slot_a` and `slot_b` are the plan

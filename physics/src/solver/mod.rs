@@ -233,6 +233,17 @@ pub(crate) struct SolverScratch {
     trees: joint_tree::TreeScratch,
     /// The workers that run the substeps' stages (see `solve`).
     team: SolverTeam,
+    /// The plan of `store_impulses`' writes (kept so a warm step does not allocate).
+    store: StorePlan,
+}
+
+/// `store_impulses`' plan of disjoint writes to the contacts, its block boundaries and
+/// each block's bundles (colour, bundle range).
+#[derive(Clone, Debug, Default)]
+struct StorePlan {
+    plan: DisjointPlan,
+    bounds: Vec<usize>,
+    blocks: Vec<(usize, std::ops::Range<usize>)>,
 }
 
 /// The solver's [`Team`], kept between steps (creating one allocates; running it does
@@ -382,22 +393,18 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
 /// Stage "integrate": writes the solved velocities and poses back to the bodies and the
 /// impulses back to the contacts (for the next step's warm start).
 ///
-/// The contacts' and joints' impulses and the bodies are disjoint, so they are written
-/// at once, and the bodies in parallel blocks (each body from its own solver body only).
+/// Bodies are written in parallel blocks (each body from its own solver body only), then
+/// contact impulses in parallel blocks of bundles (each contact from its own lane only).
 pub(crate) fn finish(
     jobs: &JobSystem,
     bodies: &mut Bodies,
     contacts: &mut ContactManager,
     joints: &mut Joints,
-    s: &SolverScratch,
+    s: &mut SolverScratch,
 ) {
-    jobs.join(
-        || {
-            store_impulses(contacts, s);
-            joint_stage::store(joints, &s.joints, joint_tree::results(&s.trees));
-        },
-        || store_bodies(jobs, bodies, s),
-    );
+    store_bodies(jobs, bodies, s);
+    store_impulses(jobs, contacts, s);
+    joint_stage::store(joints, &s.joints, joint_tree::results(&s.trees));
 }
 
 /// Loads the awake bodies into solver bodies, their masses and integration parameters,
@@ -990,15 +997,62 @@ fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
     }
 }
 
-fn store_impulses(contacts: &mut ContactManager, s: &SolverScratch) {
+/// Contacts per job when impulses are stored: whole bundles.
+const STORE_BLOCK: usize = 32 * LANES;
+
+/// Writes the solved impulses back to their contacts, in parallel blocks of bundles: the
+/// bundles' contacts are distinct, so each block writes its own contacts through a
+/// [`DisjointPlan`] over the contact slots (the writes miss the cache, contact by
+/// contact: serial, they were a tenth of many_pyramids' step at 2 threads).
+fn store_impulses(jobs: &JobSystem, contacts: &mut ContactManager, s: &mut SolverScratch) {
     let threshold = s.constants.restitution_threshold;
-    let bundled = s.colors.iter().flat_map(|w| &w.bundles);
-    for (id, points) in bundled.flat_map(|b| b.impulses(threshold)) {
-        let contact = &mut contacts.contacts[id as usize];
-        for (imp, stored) in contact.impulses.iter_mut().zip(points) {
-            *imp = stored;
+    let store = &mut s.store;
+    store.bounds.clear();
+    store.bounds.push(0);
+    store.blocks.clear();
+    let mut pos = 0;
+    for (color, work) in s.colors.iter().enumerate() {
+        for (k, block) in work.bundles.chunks(STORE_BLOCK / LANES).enumerate() {
+            pos += block.iter().map(|b| b.contacts().len()).sum::<usize>();
+            store.bounds.push(pos);
+            let first = k * (STORE_BLOCK / LANES);
+            store.blocks.push((color, first..first + block.len()));
         }
     }
+    let ids = s
+        .colors
+        .iter()
+        .flat_map(|w| &w.bundles)
+        .flat_map(|b| b.contacts())
+        .map(|&id| id as usize);
+    store
+        .plan
+        .set(contacts.contacts.len(), ids)
+        .expect("each contact is in one bundle lane");
+    let chunks = store
+        .plan
+        .chunks(&mut contacts.contacts, &store.bounds)
+        .expect("bounds cover the plan in order");
+    let shared = (&s.colors, &store.blocks, &store.bounds, threshold);
+    let shared = &shared;
+    jobs.scope(|scope| {
+        for mut chunk in chunks {
+            scope.spawn(move |_| {
+                let (colors, blocks, bounds, threshold) = *shared;
+                let mut p = chunk.positions().start;
+                let (color, range) = &blocks[bounds.partition_point(|&b| b <= p) - 1];
+                for bundle in &colors[*color].bundles[range.clone()] {
+                    for (_, points) in bundle.impulses(threshold) {
+                        let contact = chunk.get_mut(p);
+                        for (imp, stored) in contact.impulses.iter_mut().zip(points) {
+                            *imp = stored;
+                        }
+                        p += 1;
+                    }
+                }
+            });
+        }
+    });
     for c in &s.overflow {
         let contact = &mut contacts.contacts[c.contact as usize];
         for (imp, p) in contact.impulses.iter_mut().zip(&c.points) {
