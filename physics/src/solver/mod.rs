@@ -66,7 +66,7 @@ use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
 use crate::body::{Bodies, BodySim, MotionType};
-use crate::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
+use crate::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::contact::{ContactFlags, ContactManager};
 use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
@@ -263,6 +263,16 @@ const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
 /// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
 /// handed to the workers from an array on the stack, so solving allocates nothing.
 pub(crate) const MAX_BLOCKS: usize = 64;
+/// Most runs of bundles the constraint build hands out (see `build_constraints`).
+const BUILD_ITEMS: usize = 256;
+/// One run of a colour's bundles to build: the first bundle's index in the colour, the
+/// bundles, and the colour's entries and plan slots.
+type BuildItem<'a> = (
+    usize,
+    &'a mut [ContactBundle],
+    &'a [GraphEntry],
+    &'a [(Option<u32>, Option<u32>)],
+);
 /// Bodies per job in integration.
 const BODY_BLOCK: usize = 256;
 
@@ -723,15 +733,28 @@ fn build_constraints(
                 work.blocks.push((k + 1).div_ceil(LANES));
             }
         }
-        // In parallel: each bundle is prepared from its own constraints only (anchors,
-        // effective masses, packing), so the bits do not depend on who fills it.
-        // Bundles are reused in place (see `ContactBundle::clear`).
         work.bundles
             .resize_with(color.entries.len().div_ceil(LANES), ContactBundle::new);
-        let (entries, slots) = (&color.entries, &work.slots);
-        jobs.parallel_for_slice(&mut work.bundles, 4, |first, bundles| {
+    }
+    // In parallel, every colour in one fork: each bundle is prepared from its own
+    // constraints only (anchors, effective masses, packing), so the bits do not depend on
+    // who fills it. Bundles are reused in place (see `ContactBundle::clear`). The items
+    // (a run of one colour's bundles each) sit on the stack: at most `BUILD_ITEMS` runs
+    // of `per` bundles, plus one short run per colour.
+    let total: usize = s.colors.iter().map(|w| w.bundles.len()).sum();
+    let per = 4.max(total.div_ceil(BUILD_ITEMS));
+    let mut items: arrayvec::ArrayVec<BuildItem<'_>, { BUILD_ITEMS + COLOR_COUNT }> =
+        arrayvec::ArrayVec::new();
+    for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
+        let ColorWork { bundles, slots, .. } = work;
+        for (k, run) in bundles.chunks_mut(per).enumerate() {
+            items.push((k * per, run, &color.entries, slots));
+        }
+    }
+    jobs.parallel_for_slice(&mut items, 1, |_, claimed| {
+        for (first, bundles, entries, slots) in claimed.iter_mut() {
             for (j, bundle) in bundles.iter_mut().enumerate() {
-                let k0 = (first + j) * LANES;
+                let k0 = (*first + j) * LANES;
                 bundle.clear();
                 let mut start = StartVelocities::default();
                 for k in k0..(k0 + LANES).min(entries.len()) {
@@ -740,7 +763,10 @@ fn build_constraints(
                 }
                 bundle.prepare(&start);
             }
-        });
+        }
+    });
+    drop(items);
+    for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
         let indices = color
             .entries
             .iter()
