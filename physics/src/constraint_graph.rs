@@ -59,6 +59,34 @@ pub struct GraphEntry {
 pub struct GraphColor {
     /// Entries of this colour.
     pub entries: Vec<GraphEntry>,
+    /// Scratch of [`GraphColor::group_by`], kept so a warm step does not allocate.
+    spare: Vec<GraphEntry>,
+}
+
+impl GraphColor {
+    /// Reorders the entries by `key` (below `KEYS`), keeping their order within a key: a
+    /// counting sort, two passes over the entries.
+    ///
+    /// # Panics
+    /// If `key` gives `KEYS` or more.
+    pub fn group_by<const KEYS: usize>(&mut self, key: impl Fn(&GraphEntry) -> usize) {
+        let mut start = [0usize; KEYS];
+        for e in &self.entries {
+            start[key(e)] += 1;
+        }
+        let mut sum = 0;
+        for s in &mut start {
+            (*s, sum) = (sum, sum + *s);
+        }
+        // Every slot is overwritten below; the copy only sizes the buffer.
+        self.spare.clone_from(&self.entries);
+        for e in &self.entries {
+            let k = key(e);
+            self.spare[start[k]] = *e;
+            start[k] += 1;
+        }
+        std::mem::swap(&mut self.entries, &mut self.spare);
+    }
 }
 
 /// The coloured constraint graph of one step.
@@ -239,5 +267,22 @@ mod tests {
             }
             assert_eq!(g.overflow, overflow, "round {round}");
         }
+    }
+
+    #[test]
+    fn grouping_by_key_is_a_stable_counting_sort() {
+        let mut c = GraphColor::default();
+        let keys = [3usize, 1, 4, 1, 0, 3, 4, 2, 1, 0, 4];
+        c.entries = (0..keys.len() as u32)
+            .map(|id| entry(id, Some(id), None))
+            .collect();
+        let mut expected = c.entries.clone();
+        expected.sort_by_key(|e| keys[e.id as usize]);
+        c.group_by::<5>(|e| keys[e.id as usize]);
+        assert_eq!(c.entries, expected);
+        // Reused: an empty colour stays empty.
+        c.entries.clear();
+        c.group_by::<5>(|e| keys[e.id as usize]);
+        assert!(c.entries.is_empty());
     }
 }

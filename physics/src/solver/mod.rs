@@ -67,7 +67,7 @@ use smallvec::SmallVec;
 
 use crate::body::{Bodies, BodySim, MotionType};
 use crate::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
-use crate::contact::{ContactFlags, ContactManager};
+use crate::contact::{ContactFlags, ContactManager, MAX_MANIFOLD_POINTS};
 use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
 
@@ -611,16 +611,16 @@ fn build_constraints(
     // manifold's points, and lanes lacking one are masked, so a sphere's one-point contact
     // beside a box's four cost four masked points. A colour's constraints share no
     // dynamic body, so their order within it changes which lanes they get, never a bit
-    // of the result; ordering by (points, id) keeps it independent of thread timing.
-    // (Skipped when every manifold has as many points: a pile of boxes. Colours are sorted
-    // in parallel, keyed by the compact `points_of`.)
+    // of the result; grouping by point count, in colouring order within a count, keeps it
+    // independent of thread timing. (Skipped when every manifold has as many points: a
+    // pile of boxes. Colours are grouped in parallel, keyed by the compact `points_of`.)
     if points.0 < points.1 {
         let points_of = &s.points_of;
         jobs.parallel_for_slice(&mut s.graph.colors, 1, |_, colors| {
             for color in colors {
-                color
-                    .entries
-                    .sort_unstable_by_key(|e| (points_of[e.id as usize], e.id));
+                color.group_by::<{ MAX_MANIFOLD_POINTS + 1 }>(|e| {
+                    usize::from(points_of[e.id as usize])
+                });
             }
         });
     }
