@@ -291,9 +291,10 @@ pub(crate) struct ContactManager {
 /// contacts instead of every active one (Box2D v3 keeps per-worker bit sets of the same).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BlockChanges {
-    /// Positions in `active` of contacts that became disjoint, or started or stopped
-    /// touching, ascending.
-    pub changed: Vec<u32>,
+    /// The contacts that became disjoint, or started or stopped touching, by ascending
+    /// position in `active`, with what the serial pass needs of them (so it does not
+    /// fetch each contact again, a cache miss apiece).
+    pub changed: Vec<ChangedContact>,
     /// Ids of touching, non-sensor contacts with a body in a sleeping set: the contacts
     /// that may wake an island, ascending.
     pub sleepers: Vec<u32>,
@@ -302,6 +303,38 @@ pub(crate) struct BlockChanges {
     pub links: Vec<[u32; 2]>,
     /// The touching contacts with points and no sleeping body, as the solver takes them.
     pub solver: Vec<SolverContact>,
+}
+
+/// What events report of a contact: its state bits and its bodies' ids.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ContactEnds {
+    pub flags: ContactFlags,
+    pub id_a: BodyId,
+    pub id_b: BodyId,
+}
+
+impl ContactEnds {
+    pub(crate) fn of(c: &Contact) -> Self {
+        Self {
+            flags: c.flags,
+            id_a: c.id_a,
+            id_b: c.id_b,
+        }
+    }
+}
+
+/// A contact that changed in the narrow phase, as the serial pass after it needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChangedContact {
+    /// Position in `active`.
+    pub position: u32,
+    /// Contact id.
+    pub id: u32,
+    /// Body slots.
+    pub body_a: u32,
+    pub body_b: u32,
+    /// State bits and body ids, for events.
+    pub ends: ContactEnds,
 }
 
 /// A contact for the solver, as the narrow phase saw it.
@@ -436,8 +469,14 @@ impl ContactManager {
     /// Destroys a live contact (report its end first: see
     /// `pipeline::report_removed_contact`).
     pub fn destroy(&mut self, id: u32) {
+        let c = &self.contacts[id as usize];
+        self.destroy_between(id, c.body_a, c.body_b);
+    }
+
+    /// [`destroy`](Self::destroy) given the contact's body slots `a` and `b`: the contact
+    /// is only written, never read.
+    pub(crate) fn destroy_between(&mut self, id: u32, a: u32, b: u32) {
         let c = &mut self.contacts[id as usize];
-        let (a, b) = (c.body_a, c.body_b);
         c.alive = false;
         c.manifold.points.clear();
         c.impulses.clear();

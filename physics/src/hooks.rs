@@ -41,7 +41,7 @@ use std::sync::Arc;
 use arrayvec::ArrayVec;
 
 use crate::body::{Body, BodyId, BodySim};
-use crate::contact::Contact;
+use crate::contact::{Contact, ContactEnds};
 use crate::math::{Vec3, Vec3A};
 use crate::pipeline;
 use crate::world::World;
@@ -75,7 +75,7 @@ impl World {
             let live = self.contacts.find(contact.body_a, contact.body_b) == Some(c);
             if live && self.exclusions.contains(a, b) {
                 pipeline::report_removed_contact(
-                    &self.contacts.contacts[c as usize],
+                    ContactEnds::of(&self.contacts.contacts[c as usize]),
                     &mut self.events,
                 );
                 self.contacts.destroy(c);

@@ -20,8 +20,8 @@ use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
-    BlockChanges, Contact, ContactFlags, ContactInfo, ContactManager, PairCache, SolverContact,
-    motion_types_collide,
+    BlockChanges, ChangedContact, Contact, ContactEnds, ContactFlags, ContactInfo, ContactManager,
+    PairCache, SolverContact, motion_types_collide,
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
@@ -311,7 +311,13 @@ pub(crate) fn update_contacts(
                     if flags.intersects(
                         ContactFlags::DISJOINT | ContactFlags::STARTED | ContactFlags::STOPPED,
                     ) {
-                        out.changed.push(p as u32);
+                        out.changed.push(ChangedContact {
+                            position: p as u32,
+                            id: active[p],
+                            body_a: c.body_a,
+                            body_b: c.body_b,
+                            ends: ContactEnds::of(c),
+                        });
                     }
                     if flags.contains(ContactFlags::TOUCHING)
                         && !flags.contains(ContactFlags::SENSOR)
@@ -454,7 +460,7 @@ pub(crate) fn finish_contacts(
         let c = &contacts.contacts[id as usize];
         debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
-            report_removed_contact(c, events);
+            report_removed_contact(ContactEnds::of(c), events);
             contacts.destroy(id);
             return false;
         }
@@ -469,7 +475,7 @@ pub(crate) fn finish_contacts(
             None
         };
         if let Some(kind) = kind {
-            push_event(c, kind, events);
+            push_event(ContactEnds::of(c), kind, events);
         }
         true
     });
@@ -483,23 +489,20 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
     let mut changes = std::mem::take(&mut contacts.changes);
     let mut pruned = std::mem::take(&mut contacts.pruned);
     pruned.clear();
-    for &p in changes
+    for change in changes
         .0
         .iter_mut()
-        .map(BlockChanges::get)
-        .flat_map(|b| &b.changed)
+        .flat_map(|b| &BlockChanges::get(b).changed)
     {
-        let id = contacts.active[p as usize];
-        let c = &contacts.contacts[id as usize];
-        debug_assert!(c.alive, "active contacts are live");
-        if c.flags.contains(ContactFlags::DISJOINT) {
-            report_removed_contact(c, events);
-            contacts.destroy(id);
-            pruned.push(p);
-        } else if c.flags.contains(ContactFlags::STARTED) {
-            push_event(c, ContactEventKind::Begin, events);
-        } else if c.flags.contains(ContactFlags::STOPPED) {
-            push_event(c, ContactEventKind::End, events);
+        let flags = change.ends.flags;
+        if flags.contains(ContactFlags::DISJOINT) {
+            report_removed_contact(change.ends, events);
+            contacts.destroy_between(change.id, change.body_a, change.body_b);
+            pruned.push(change.position);
+        } else if flags.contains(ContactFlags::STARTED) {
+            push_event(change.ends, ContactEventKind::Begin, events);
+        } else if flags.contains(ContactFlags::STOPPED) {
+            push_event(change.ends, ContactEventKind::End, events);
         }
     }
     if !pruned.is_empty() {
@@ -515,7 +518,7 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
     contacts.pruned = pruned;
 }
 
-fn push_event(c: &Contact, kind: ContactEventKind, events: &mut Events) {
+fn push_event(c: ContactEnds, kind: ContactEventKind, events: &mut Events) {
     if c.flags.contains(ContactFlags::SENSOR) {
         if kind == ContactEventKind::Persist {
             return;
@@ -532,7 +535,7 @@ fn push_event(c: &Contact, kind: ContactEventKind, events: &mut Events) {
     }
 }
 
-fn sensor_event(c: &Contact, begin: bool) -> SensorEvent {
+fn sensor_event(c: ContactEnds, begin: bool) -> SensorEvent {
     let (sensor, visitor) = if c.flags.contains(ContactFlags::SENSOR_IS_A) {
         (c.id_a, c.id_b)
     } else {
@@ -546,7 +549,7 @@ fn sensor_event(c: &Contact, begin: bool) -> SensorEvent {
 }
 
 /// Reports the end of a removed contact that was touching.
-pub(crate) fn report_removed_contact(c: &Contact, events: &mut Events) {
+pub(crate) fn report_removed_contact(c: ContactEnds, events: &mut Events) {
     if !c.flags.contains(ContactFlags::TOUCHING) {
         return;
     }
