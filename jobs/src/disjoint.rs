@@ -71,6 +71,9 @@ impl DisjointPlan {
 
     /// Replaces the plan with `indices` for a slice of `len` elements, verifying them.
     /// On error the plan is left empty.
+    ///
+    /// Strictly ascending indices (a sorted id list) are distinct by that alone: they are
+    /// verified with one comparison each. Others are checked against a bit per element.
     pub fn set(
         &mut self,
         len: usize,
@@ -79,26 +82,36 @@ impl DisjointPlan {
         self.indices.clear();
         self.indices.extend(indices);
         self.len = len;
-        self.bits.clear();
-        self.bits.resize(len.div_ceil(64), 0);
-        let mut result = Ok(());
-        for &index in &self.indices {
-            if index >= len {
-                result = Err(DisjointError::OutOfBounds { index, len });
-                break;
-            }
-            let (w, b) = (index / 64, 1u64 << (index % 64));
-            if self.bits[w] & b != 0 {
-                result = Err(DisjointError::Duplicate { index });
-                break;
-            }
-            self.bits[w] |= b;
-        }
+        let ascending = self.indices.windows(2).all(|w| w[0] < w[1])
+            && self.indices.last().is_none_or(|&last| last < len);
+        let result = if ascending {
+            Ok(())
+        } else {
+            self.verify_with_bits()
+        };
         if result.is_err() {
             self.indices.clear();
             self.len = 0;
         }
         result
+    }
+
+    /// Checks the indices in bounds and pairwise distinct, with a bit per element.
+    fn verify_with_bits(&mut self) -> Result<(), DisjointError> {
+        let len = self.len;
+        self.bits.clear();
+        self.bits.resize(len.div_ceil(64), 0);
+        for &index in &self.indices {
+            if index >= len {
+                return Err(DisjointError::OutOfBounds { index, len });
+            }
+            let (w, b) = (index / 64, 1u64 << (index % 64));
+            if self.bits[w] & b != 0 {
+                return Err(DisjointError::Duplicate { index });
+            }
+            self.bits[w] |= b;
+        }
+        Ok(())
     }
 
     /// The verified indices, by position.
@@ -224,6 +237,32 @@ mod tests {
             plan.chunks(&mut v, &[0, 1]).is_err(),
             "bounds must cover the plan"
         );
+    }
+
+    #[test]
+    fn ascending_lists_are_checked_by_order_and_others_by_bits() {
+        let mut plan = DisjointPlan::new();
+        // Ascending: accepted, or refused at the bound.
+        plan.set(10, [0, 3, 9]).unwrap();
+        assert_eq!(plan.indices(), [0, 3, 9]);
+        assert_eq!(
+            plan.set(10, [0, 3, 10]),
+            Err(DisjointError::OutOfBounds { index: 10, len: 10 })
+        );
+        assert!(plan.indices().is_empty(), "a refused plan is empty");
+        // Repeats break strict order, so the bits find them, also after a descent.
+        assert_eq!(
+            plan.set(10, [2, 2]),
+            Err(DisjointError::Duplicate { index: 2 })
+        );
+        assert_eq!(
+            plan.set(10, [1, 5, 2, 5]),
+            Err(DisjointError::Duplicate { index: 5 })
+        );
+        plan.set(10, [5, 1, 2, 9]).unwrap();
+        assert_eq!(plan.indices(), [5, 1, 2, 9]);
+        plan.set(10, std::iter::empty()).unwrap();
+        assert!(plan.indices().is_empty());
     }
 
     #[test]
