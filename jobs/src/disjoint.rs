@@ -4,12 +4,12 @@
 //! A solver colour updates the velocities of many bodies from many threads; colouring
 //! guarantees that no two constraints of a colour share a body. A [`DisjointPlan`] turns
 //! that guarantee into a checked one: it holds a list of element indices verified, once,
-//! to be in bounds and pairwise distinct (one pass over a bitset). Applied to a slice, the
-//! plan splits the list into consecutive position ranges ([`DisjointChunk`]s); each chunk
-//! hands out `&mut` to the elements at its positions. Chunks cover disjoint positions and
-//! positions name distinct elements, so no element is ever reachable from two chunks, and
-//! within a chunk `&mut self` borrows keep the usual aliasing rules. Chunks are `Send`, one
-//! per job.
+//! to be in bounds and pairwise distinct (one pass: an order check for an ascending list, a
+//! bitset otherwise). Applied to a slice, the plan splits the list into consecutive
+//! position ranges ([`DisjointChunk`]s); each chunk hands out `&mut` to the elements at its
+//! positions. Chunks cover disjoint positions and positions name distinct elements, so no
+//! element is ever reachable from two chunks, and within a chunk `&mut self` borrows keep
+//! the usual aliasing rules. Chunks are `Send`, one per job.
 //!
 //! The plan is reusable: refilling it keeps its buffers (no allocation once warm), and it
 //! can be applied many times (every substep of a solve) without re-verifying.
