@@ -16,7 +16,7 @@
 //! assert!((y - 0.5).abs() < 0.01, "the ball rests on the ground, y = {y}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod aabb;

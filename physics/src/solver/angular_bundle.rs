@@ -141,6 +141,7 @@ impl AngularBundle {
     }
 
     /// Runs one pass of every lane's joint on its bodies in `chunk`.
+    #[inline(always)]
     pub(crate) fn run(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,

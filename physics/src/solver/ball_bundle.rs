@@ -286,6 +286,7 @@ impl BallBundle {
     }
 
     /// Runs one pass of every lane's joint on its bodies in `chunk`.
+    #[inline(always)]
     pub(crate) fn run(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,

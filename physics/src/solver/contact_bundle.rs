@@ -328,6 +328,7 @@ impl ContactBundle {
     /// constraint and bit for bit the same (the same operations in the same order, lane
     /// by lane): effective masses, the anchors' normal offset, the approach speeds and
     /// which lanes take the patch step. `start` is what [`ContactBundle::push`] filled.
+    #[inline(always)]
     pub fn prepare(&mut self, start: &StartVelocities) {
         let side = |s: &[(Vec3A, Vec3A); LANES]| Velocities {
             v: Vec3W::gather(s.map(|(v, _)| v)),
@@ -338,11 +339,19 @@ impl ContactBundle {
         let (ma, mb) = (self.inv_mass_a, self.inv_mass_b);
         let (ia, ib) = (self.inv_inertia_a, self.inv_inertia_b);
         let one = FloatW::splat(1.0);
-        // `effective_mass` of the scalar solver, given `r × dir` per side.
-        let mass = |rda: Vec3W, rdb: Vec3W| {
+        // `effective_mass` of the scalar solver, given `r × dir` per side. (A function,
+        // not a closure: `#[inline(always)]` keeps it in the AVX2 copy of `simd.rs`.)
+        #[inline(always)]
+        fn effective_mass(
+            (ma, mb): (FloatW, FloatW),
+            (ia, ib): (&Mat3W, &Mat3W),
+            rda: Vec3W,
+            rdb: Vec3W,
+        ) -> FloatW {
             let k = ma + mb + rda.dot(ia.mul(rda)) + rdb.dot(ib.mul(rdb));
-            FloatW::select(k.gt(FloatW::ZERO), one.div(k), FloatW::ZERO)
-        };
+            FloatW::select(k.gt(FloatW::ZERO), FloatW::splat(1.0).div(k), FloatW::ZERO)
+        }
+        let (m, i) = ((ma, mb), (&ia, &ib));
         let mut sum_a = Vec3W::ZERO;
         let mut sum_b = Vec3W::ZERO;
         let mut count = FloatW::ZERO;
@@ -350,8 +359,11 @@ impl ContactBundle {
         for p in &mut self.points[..self.points_used] {
             let (r_a, r_b) = (p.r_a, p.r_b);
             let (rn_a, rn_b) = p.rn(n);
-            p.normal_mass = mass(rn_a, rn_b);
-            p.tangent_mass = tangents.map(|t| mass(r_a.cross(t), r_b.cross(t)));
+            p.normal_mass = effective_mass(m, i, rn_a, rn_b);
+            p.tangent_mass = [
+                effective_mass(m, i, r_a.cross(tangents[0]), r_b.cross(tangents[0])),
+                effective_mass(m, i, r_a.cross(tangents[1]), r_b.cross(tangents[1])),
+            ];
             let dv = Self::relative_velocity(&va, &vb, r_a, r_b);
             p.relative_velocity = dv.dot(n).min(p.relative_velocity);
             p.base_separation = p.base_separation - (r_b.dot(n) - r_a.dot(n));
@@ -686,6 +698,7 @@ impl ContactBundle {
     }
 
     /// Applies last step's impulses (warm starting).
+    #[inline(always)]
     pub fn warm_start(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
         if self.masked {
             self.warm_start_lanes::<true>(chunk);
@@ -694,6 +707,7 @@ impl ContactBundle {
         }
     }
 
+    #[inline(always)]
     fn warm_start_lanes<const MASKED: bool>(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
         let mut a = Self::gather_velocities(&self.side_a, &self.fixed_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, &self.fixed_b, chunk);
@@ -734,6 +748,7 @@ impl ContactBundle {
 
     /// One iteration: friction (relax pass only), then the soft normal constraint
     /// (`use_bias` false: the relax pass, no position correction).
+    #[inline(always)]
     pub fn solve(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,
@@ -747,6 +762,7 @@ impl ContactBundle {
         }
     }
 
+    #[inline(always)]
     fn solve_lanes<const MASKED: bool>(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,

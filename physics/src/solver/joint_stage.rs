@@ -405,12 +405,7 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverB
             blocks.push((bb, ba, bo, chunk));
         }
         t.for_each_mut(&mut blocks, |(balls, angular, others, chunk)| {
-            for bundle in balls.iter_mut() {
-                bundle.run(chunk, pass, &k);
-            }
-            for bundle in angular.iter_mut() {
-                bundle.run(chunk, pass, &k);
-            }
+            super::simd::joint_bundles(balls, angular, chunk, pass, &k);
             for c in others.iter_mut() {
                 let mut a = c.fixed_a;
                 let mut b = c.fixed_b;

@@ -60,6 +60,7 @@ mod contact_bundle;
 pub mod joint;
 pub(crate) mod joint_stage;
 pub(crate) mod joint_tree;
+mod simd;
 mod wide;
 
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
@@ -276,6 +277,15 @@ type BuildItem<'a> = (
 /// Bodies per job in integration.
 const BODY_BLOCK: usize = 256;
 
+/// Lets the bundled solver use AVX2 where the CPU has it (the default), or keeps it on the
+/// baseline SSE path of an x86-64 build. Results are bit for bit the same either way: every
+/// lane does the same IEEE operations in the same order on both paths (see `simd.rs`).
+/// This switch exists to check that, and to compare the two paths' speed. It is global (all
+/// worlds) and has no effect on other targets or in builds that already enable AVX2.
+pub fn use_avx2(enabled: bool) {
+    simd::allow_avx2(enabled);
+}
+
 /// Step constants the three solver stages share.
 #[derive(Clone, Copy, Debug, Default)]
 struct StepConstants {
@@ -366,12 +376,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
         if joints {
             joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
         }
-        for_each_constraint(
-            t,
-            s,
-            |b, chunk| b.warm_start(chunk),
-            |c, a, b| c.warm_start(a, b),
-        );
+        for_each_constraint(t, s, simd::warm_start, |c, a, b| c.warm_start(a, b));
         if trees {
             joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(true));
         }
@@ -381,7 +386,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
         for_each_constraint(
             t,
             s,
-            |b, chunk| b.solve(chunk, &params, true),
+            |b, chunk| simd::solve(b, chunk, &params, true),
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
         );
         integrate_positions(t, s);
@@ -394,7 +399,7 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
         for_each_constraint(
             t,
             s,
-            |b, chunk| b.solve(chunk, &params, false),
+            |b, chunk| simd::solve(b, chunk, &params, false),
             |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, false),
         );
     }
@@ -761,7 +766,7 @@ fn build_constraints(
                     let (c, a, b) = make(&entries[k], s_bodies, masses);
                     bundle.push(&c, slots[k], (&a, &b), &mut start);
                 }
-                bundle.prepare(&start);
+                simd::prepare(bundle, &start);
             }
         }
     });
@@ -790,7 +795,7 @@ fn build_constraints(
 fn for_each_constraint(
     t: &TeamScope<'_>,
     s: &mut SolverScratch,
-    bundled: impl Fn(&mut ContactBundle, &mut DisjointChunk<'_, SolverBody>) + Sync,
+    bundled: impl Fn(&mut [ContactBundle], &mut DisjointChunk<'_, SolverBody>) + Sync,
     scalar: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody),
 ) {
     let bundled = &bundled;
@@ -803,11 +808,7 @@ fn for_each_constraint(
             .chunks(&mut s.bodies, &work.bounds)
             .expect("plan built for these bodies and bounds");
         let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
-        t.for_each_mut(&mut blocks, |(block, chunk)| {
-            for bundle in block.iter_mut() {
-                bundled(bundle, chunk);
-            }
-        });
+        t.for_each_mut(&mut blocks, |(block, chunk)| bundled(block, chunk));
     }
     for c in &mut s.overflow {
         let mut fixed_a = SolverBody::FIXED;
