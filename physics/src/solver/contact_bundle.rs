@@ -228,6 +228,12 @@ impl ContactBundle {
         }
     }
 
+    /// Whether updates are masked per lane (see the field).
+    #[must_use]
+    pub fn masked(&self) -> bool {
+        self.masked
+    }
+
     /// The contact ids of the lanes in use.
     #[must_use]
     pub fn contacts(&self) -> &[u32] {
@@ -697,18 +703,13 @@ impl ContactBundle {
         step
     }
 
-    /// Applies last step's impulses (warm starting).
+    /// Applies last step's impulses (warm starting), `MASKED` as [`masked`](Self::masked)
+    /// says. Called through `simd::warm_start`, which compiles it for the CPU.
     #[inline(always)]
-    pub fn warm_start(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
-        if self.masked {
-            self.warm_start_lanes::<true>(chunk);
-        } else {
-            self.warm_start_lanes::<false>(chunk);
-        }
-    }
-
-    #[inline(always)]
-    fn warm_start_lanes<const MASKED: bool>(&self, chunk: &mut DisjointChunk<'_, SolverBody>) {
+    pub(crate) fn warm_start_lanes<const MASKED: bool>(
+        &self,
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+    ) {
         let mut a = Self::gather_velocities(&self.side_a, &self.fixed_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, &self.fixed_b, chunk);
         let [t0, t1] = self.tangents;
@@ -747,23 +748,11 @@ impl ContactBundle {
     }
 
     /// One iteration: friction (relax pass only), then the soft normal constraint
-    /// (`use_bias` false: the relax pass, no position correction).
+    /// (`use_bias` false: the relax pass, no position correction); `MASKED` as
+    /// [`masked`](Self::masked) says. Called through `simd::solve`, which compiles it for
+    /// the CPU.
     #[inline(always)]
-    pub fn solve(
-        &mut self,
-        chunk: &mut DisjointChunk<'_, SolverBody>,
-        k: &SolveParams,
-        use_bias: bool,
-    ) {
-        if self.masked {
-            self.solve_lanes::<true>(chunk, k, use_bias);
-        } else {
-            self.solve_lanes::<false>(chunk, k, use_bias);
-        }
-    }
-
-    #[inline(always)]
-    fn solve_lanes<const MASKED: bool>(
+    pub(crate) fn solve_lanes<const MASKED: bool>(
         &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,
         k: &SolveParams,
@@ -917,6 +906,7 @@ mod tests {
     use super::*;
     use crate::math::Mat3A;
     use crate::solver::contact::{BodyMass, ConstraintPoint, RollingRows, tangent_basis};
+    use crate::solver::simd;
 
     struct Rng(u64);
 
@@ -1068,9 +1058,14 @@ mod tests {
                 }
                 let mut chunk = plan.chunks(&mut bodies, &bounds).unwrap().next().unwrap();
                 match pass {
-                    0 => bundle.warm_start(&mut chunk),
-                    1 => bundle.solve(&mut chunk, &params, true),
-                    _ => bundle.solve(&mut chunk, &params, false),
+                    0 => simd::warm_start(std::slice::from_mut(&mut bundle), &mut chunk),
+                    1 => simd::solve(std::slice::from_mut(&mut bundle), &mut chunk, &params, true),
+                    _ => simd::solve(
+                        std::slice::from_mut(&mut bundle),
+                        &mut chunk,
+                        &params,
+                        false,
+                    ),
                 }
                 for (i, (got, want)) in bodies.iter().zip(&expected).enumerate() {
                     assert_eq!(
