@@ -41,17 +41,11 @@ pub(crate) fn allow_avx2(allowed: bool) {
 }
 
 /// Whether to take the AVX2 copies: allowed, and the CPU has AVX2 (detected once by the
-/// standard library, then a cached load).
+/// standard library, then a cached load). Other targets have only the baseline copies.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        AVX2_ALLOWED.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    AVX2_ALLOWED.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// Defines kernel `$name` as a dispatcher over two out-of-line copies of `$body`: one
