@@ -292,7 +292,7 @@ pub(crate) struct ContactManager {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BlockChanges {
     /// The contacts that became disjoint, or started or stopped touching, by ascending
-    /// position in `active`, with what the serial pass needs of them (so it does not
+    /// position in `active`, with what the serial pass reports of them (so it does not
     /// fetch each contact again, a cache miss apiece).
     pub changed: Vec<ChangedContact>,
     /// Ids of touching, non-sensor contacts with a body in a sleeping set: the contacts
@@ -307,13 +307,13 @@ pub(crate) struct BlockChanges {
 
 /// What events report of a contact: its state bits and its bodies' ids.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ContactEnds {
+pub(crate) struct ContactReport {
     pub flags: ContactFlags,
     pub id_a: BodyId,
     pub id_b: BodyId,
 }
 
-impl ContactEnds {
+impl ContactReport {
     pub(crate) fn of(c: &Contact) -> Self {
         Self {
             flags: c.flags,
@@ -330,11 +330,8 @@ pub(crate) struct ChangedContact {
     pub position: u32,
     /// Contact id.
     pub id: u32,
-    /// Body slots.
-    pub body_a: u32,
-    pub body_b: u32,
-    /// State bits and body ids, for events.
-    pub ends: ContactEnds,
+    /// Its state bits and body ids, for events.
+    pub report: ContactReport,
 }
 
 /// A contact for the solver, as the narrow phase saw it.
@@ -466,16 +463,12 @@ impl ContactManager {
         );
     }
 
-    /// Destroys a live contact (report its end first: see
-    /// `pipeline::report_removed_contact`).
+    /// Destroys a live contact (`pipeline::remove_contact` also reports its end). Its
+    /// bodies come from the packed [`ends`](Self::ends): the contact is only written,
+    /// never read.
     pub fn destroy(&mut self, id: u32) {
-        let c = &self.contacts[id as usize];
-        self.destroy_between(id, c.body_a, c.body_b);
-    }
-
-    /// [`destroy`](Self::destroy) given the contact's body slots `a` and `b`: the contact
-    /// is only written, never read.
-    pub(crate) fn destroy_between(&mut self, id: u32, a: u32, b: u32) {
+        let [a, b] = self.ends[id as usize];
+        debug_assert!(a != DEAD_END, "contact {id} is live");
         let c = &mut self.contacts[id as usize];
         c.alive = false;
         c.manifold.points.clear();

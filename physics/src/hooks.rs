@@ -41,7 +41,7 @@ use std::sync::Arc;
 use arrayvec::ArrayVec;
 
 use crate::body::{Body, BodyId, BodySim};
-use crate::contact::{Contact, ContactEnds};
+use crate::contact::Contact;
 use crate::math::{Vec3, Vec3A};
 use crate::pipeline;
 use crate::world::World;
@@ -74,11 +74,7 @@ impl World {
             // A free slot still holds its last pair; the pair map names live contacts only.
             let live = self.contacts.find(contact.body_a, contact.body_b) == Some(c);
             if live && self.exclusions.contains(a, b) {
-                pipeline::report_removed_contact(
-                    ContactEnds::of(&self.contacts.contacts[c as usize]),
-                    &mut self.events,
-                );
-                self.contacts.destroy(c);
+                pipeline::remove_contact(&mut self.contacts, c, &mut self.events);
             }
         }
     }

@@ -20,8 +20,8 @@ use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
-    BlockChanges, ChangedContact, Contact, ContactEnds, ContactFlags, ContactInfo, ContactManager,
-    PairCache, SolverContact, motion_types_collide,
+    BlockChanges, ChangedContact, Contact, ContactFlags, ContactInfo, ContactManager,
+    ContactReport, PairCache, SolverContact, motion_types_collide,
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::filter::{ExclusionList, LayerTable};
@@ -314,9 +314,7 @@ pub(crate) fn update_contacts(
                         out.changed.push(ChangedContact {
                             position: p as u32,
                             id: active[p],
-                            body_a: c.body_a,
-                            body_b: c.body_b,
-                            ends: ContactEnds::of(c),
+                            report: ContactReport::of(c),
                         });
                     }
                     if flags.contains(ContactFlags::TOUCHING)
@@ -460,8 +458,7 @@ pub(crate) fn finish_contacts(
         let c = &contacts.contacts[id as usize];
         debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
-            report_removed_contact(ContactEnds::of(c), events);
-            contacts.destroy(id);
+            remove_contact(contacts, id, events);
             return false;
         }
         let sensor = c.flags.contains(ContactFlags::SENSOR);
@@ -475,7 +472,7 @@ pub(crate) fn finish_contacts(
             None
         };
         if let Some(kind) = kind {
-            push_event(ContactEnds::of(c), kind, events);
+            push_event(ContactReport::of(c), kind, events);
         }
         true
     });
@@ -494,15 +491,15 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
         .iter_mut()
         .flat_map(|b| &BlockChanges::get(b).changed)
     {
-        let flags = change.ends.flags;
+        let flags = change.report.flags;
         if flags.contains(ContactFlags::DISJOINT) {
-            report_removed_contact(change.ends, events);
-            contacts.destroy_between(change.id, change.body_a, change.body_b);
+            report_removed_contact(change.report, events);
+            contacts.destroy(change.id);
             pruned.push(change.position);
         } else if flags.contains(ContactFlags::STARTED) {
-            push_event(change.ends, ContactEventKind::Begin, events);
+            push_event(change.report, ContactEventKind::Begin, events);
         } else if flags.contains(ContactFlags::STOPPED) {
-            push_event(change.ends, ContactEventKind::End, events);
+            push_event(change.report, ContactEventKind::End, events);
         }
     }
     if !pruned.is_empty() {
@@ -518,7 +515,7 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
     contacts.pruned = pruned;
 }
 
-fn push_event(c: ContactEnds, kind: ContactEventKind, events: &mut Events) {
+fn push_event(c: ContactReport, kind: ContactEventKind, events: &mut Events) {
     if c.flags.contains(ContactFlags::SENSOR) {
         if kind == ContactEventKind::Persist {
             return;
@@ -535,7 +532,7 @@ fn push_event(c: ContactEnds, kind: ContactEventKind, events: &mut Events) {
     }
 }
 
-fn sensor_event(c: ContactEnds, begin: bool) -> SensorEvent {
+fn sensor_event(c: ContactReport, begin: bool) -> SensorEvent {
     let (sensor, visitor) = if c.flags.contains(ContactFlags::SENSOR_IS_A) {
         (c.id_a, c.id_b)
     } else {
@@ -548,8 +545,14 @@ fn sensor_event(c: ContactEnds, begin: bool) -> SensorEvent {
     }
 }
 
+/// Destroys live contact `id`, reporting its end if it was touching.
+pub(crate) fn remove_contact(contacts: &mut ContactManager, id: u32, events: &mut Events) {
+    report_removed_contact(ContactReport::of(&contacts.contacts[id as usize]), events);
+    contacts.destroy(id);
+}
+
 /// Reports the end of a removed contact that was touching.
-pub(crate) fn report_removed_contact(c: ContactEnds, events: &mut Events) {
+fn report_removed_contact(c: ContactReport, events: &mut Events) {
     if !c.flags.contains(ContactFlags::TOUCHING) {
         return;
     }

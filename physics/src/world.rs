@@ -12,7 +12,7 @@ use crate::body::{
 };
 use crate::broad_phase::{BroadPhase, ProxyKind};
 use crate::ccd::CcdState;
-use crate::contact::{ContactEnds, ContactInfo, ContactManager};
+use crate::contact::{ContactInfo, ContactManager};
 use crate::error::PhysicsError;
 use crate::events::Events;
 use crate::filter::ExclusionList;
@@ -266,11 +266,7 @@ impl World {
                 }
             };
             island::wake_body(&mut self.bodies, other, &mut self.sleep_events);
-            pipeline::report_removed_contact(
-                ContactEnds::of(&self.contacts.contacts[c as usize]),
-                &mut self.events,
-            );
-            self.contacts.destroy(c);
+            pipeline::remove_contact(&mut self.contacts, c, &mut self.events);
         }
         self.exclusions.remove_body(id);
         let body = self.bodies.remove(id)?;
@@ -431,11 +427,7 @@ impl World {
         self.bodies.get(b)?;
         self.exclusions.insert(a, b);
         if let Some(c) = self.contacts.find(a.index(), b.index()) {
-            pipeline::report_removed_contact(
-                ContactEnds::of(&self.contacts.contacts[c as usize]),
-                &mut self.events,
-            );
-            self.contacts.destroy(c);
+            pipeline::remove_contact(&mut self.contacts, c, &mut self.events);
         }
         Ok(())
     }
