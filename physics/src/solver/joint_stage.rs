@@ -405,8 +405,9 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverB
             blocks.push((bb, ba, bo, chunk));
         }
         t.for_each_mut(&mut blocks, |(balls, angular, others, chunk)| {
-            super::simd::ball_joints(balls, chunk, pass, &k);
-            super::simd::angular_joints(angular, chunk, pass, &k);
+            let path = super::simd::path();
+            super::simd::ball_joints(path, balls, chunk, pass, &k);
+            super::simd::angular_joints(path, angular, chunk, pass, &k);
             for c in others.iter_mut() {
                 let mut a = c.fixed_a;
                 let mut b = c.fixed_b;

@@ -757,6 +757,7 @@ fn build_constraints(
         }
     }
     jobs.parallel_for_slice(&mut items, 1, |_, claimed| {
+        let path = simd::path();
         for (first, bundles, entries, slots) in claimed.iter_mut() {
             for (j, bundle) in bundles.iter_mut().enumerate() {
                 let k0 = (*first + j) * LANES;
@@ -766,7 +767,7 @@ fn build_constraints(
                     let (c, a, b) = make(&entries[k], s_bodies, masses);
                     bundle.push(&c, slots[k], (&a, &b), &mut start);
                 }
-                simd::prepare(bundle, &start);
+                simd::prepare(path, bundle, &start);
             }
         }
     });

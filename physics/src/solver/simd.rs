@@ -10,14 +10,16 @@
 //! add on its own), so results are bit for bit the same on every machine; a determinism
 //! test runs scenes on both paths and compares their hashes at every step.
 //!
-//! Each copy is a function of its own, kept out of line, into which the kernel and its
-//! `#[inline(always)]` helpers inline (the kernels are `#[inline(always)]` for that): one
-//! function holding both the masked and unmasked variants of a kernel ran 9 % slower on
-//! pyramid_big than one per variant. The gathers and scatters stay out of line (see
-//! `ContactBundle::gather_velocities`), compiled once, for the baseline.
+//! Each copy is a function of its own per const variant (masked or full bundles), kept out
+//! of line, into which the kernel and its `#[inline(always)]` helpers inline (the kernels
+//! are `#[inline(always)]` for that): one function holding both variants of a kernel ran
+//! 9 % slower on pyramid_big than one per variant. The CPU is checked once per block of
+//! bundles ([`path`]). The gathers and scatters stay out of line (see
+//! `ContactBundle::gather_velocities`), compiled once, for the baseline: AVX2 copies of
+//! them measured no faster.
 #![allow(
     unsafe_code,
-    reason = "calls of the AVX2-compiled kernels, each right after checking the CPU"
+    reason = "calls of the AVX2-compiled kernels, where the CPU was checked for AVX2"
 )]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,75 +42,81 @@ pub(crate) fn allow_avx2(allowed: bool) {
     AVX2_ALLOWED.store(allowed, Ordering::Relaxed);
 }
 
-/// Whether to take the AVX2 copies: allowed, and the CPU has AVX2 (detected once by the
-/// standard library, then a cached load). Other targets have only the baseline copies.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn avx2() -> bool {
-    AVX2_ALLOWED.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2")
+/// Which copy of the kernels to run: the baseline's, or the AVX2 one. Made only by
+/// [`path`], after the CPU check, so a `Path` that says AVX2 is proof the CPU has it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Path {
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        expect(dead_code, reason = "only x86-64 has a second copy")
+    )]
+    avx2: bool,
 }
 
-/// Defines kernel `$name` as a dispatcher over two out-of-line copies of `$body`: one
-/// compiled for the baseline, one with AVX2 enabled.
+/// The copy to run now: AVX2 if allowed and the CPU has it (detected once by the standard
+/// library, then a cached load). Taken once per block of bundles, not per bundle. Other
+/// targets have only the baseline copies.
+#[inline(always)]
+pub(crate) fn path() -> Path {
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = AVX2_ALLOWED.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
+    Path { avx2 }
+}
+
+/// Defines kernel `$name(path, ...)` as a dispatcher over two out-of-line copies of
+/// `$body`: one compiled for the baseline, one with AVX2 enabled.
 macro_rules! kernel {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident $(<const $c:ident: $ct:ty>)? ($($arg:ident: $ty:ty),* $(,)?) $body:block
+    ) => {
         $(#[$doc])*
         #[inline(always)]
-        pub(crate) fn $name($($arg: $ty),*) {
+        pub(crate) fn $name$(<const $c: $ct>)?(path: Path, $($arg: $ty),*) {
             #[inline(never)]
-            fn baseline($($arg: $ty),*) $body
+            fn baseline$(<const $c: $ct>)?($($arg: $ty),*) $body
 
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
             #[inline(never)]
-            fn wide($($arg: $ty),*) $body
+            fn wide$(<const $c: $ct>)?($($arg: $ty),*) $body
 
             #[cfg(target_arch = "x86_64")]
-            if avx2() {
-                // SAFETY: `wide` needs only a CPU with AVX2, which `avx2` just checked.
-                unsafe { wide($($arg),*) };
+            if path.avx2 {
+                // SAFETY: `wide` needs only a CPU with AVX2, and a `Path` says AVX2 only
+                // when `path()` found it.
+                unsafe { wide$(::<$c>)?($($arg),*) };
                 return;
             }
-            baseline($($arg),*);
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = path;
+            baseline$(::<$c>)?($($arg),*);
         }
     };
 }
 
 kernel! {
-    /// Warm-starts a bundle whose lanes are all full (see `ContactBundle::masked`).
-    fn warm_start_full(bundle: &ContactBundle, chunk: &mut DisjointChunk<'_, SolverBody>) {
-        bundle.warm_start_lanes::<false>(chunk);
+    /// Warm-starts a bundle, `MASKED` as [`ContactBundle::masked`] says.
+    fn warm_start_bundle<const MASKED: bool>(
+        bundle: &ContactBundle,
+        chunk: &mut DisjointChunk<'_, SolverBody>,
+    ) {
+        bundle.warm_start_lanes::<MASKED>(chunk);
     }
 }
 
 kernel! {
-    /// Warm-starts a masked bundle.
-    fn warm_start_masked(bundle: &ContactBundle, chunk: &mut DisjointChunk<'_, SolverBody>) {
-        bundle.warm_start_lanes::<true>(chunk);
-    }
-}
-
-kernel! {
-    /// One solve (`use_bias`) or relax iteration of a bundle whose lanes are all full.
-    fn solve_full(
+    /// One solve (`use_bias`) or relax iteration of a bundle, `MASKED` as
+    /// [`ContactBundle::masked`] says.
+    fn solve_bundle<const MASKED: bool>(
         bundle: &mut ContactBundle,
         chunk: &mut DisjointChunk<'_, SolverBody>,
         k: &SolveParams,
         use_bias: bool,
     ) {
-        bundle.solve_lanes::<false>(chunk, k, use_bias);
-    }
-}
-
-kernel! {
-    /// One solve or relax iteration of a masked bundle.
-    fn solve_masked(
-        bundle: &mut ContactBundle,
-        chunk: &mut DisjointChunk<'_, SolverBody>,
-        k: &SolveParams,
-        use_bias: bool,
-    ) {
-        bundle.solve_lanes::<true>(chunk, k, use_bias);
+        bundle.solve_lanes::<MASKED>(chunk, k, use_bias);
     }
 }
 
@@ -149,11 +157,12 @@ kernel! {
 
 /// Warm-starts every bundle of a block.
 pub(crate) fn warm_start(block: &mut [ContactBundle], chunk: &mut DisjointChunk<'_, SolverBody>) {
+    let path = path();
     for bundle in block {
         if bundle.masked() {
-            warm_start_masked(bundle, chunk);
+            warm_start_bundle::<true>(path, bundle, chunk);
         } else {
-            warm_start_full(bundle, chunk);
+            warm_start_bundle::<false>(path, bundle, chunk);
         }
     }
 }
@@ -165,11 +174,12 @@ pub(crate) fn solve(
     k: &SolveParams,
     use_bias: bool,
 ) {
+    let path = path();
     for bundle in block {
         if bundle.masked() {
-            solve_masked(bundle, chunk, k, use_bias);
+            solve_bundle::<true>(path, bundle, chunk, k, use_bias);
         } else {
-            solve_full(bundle, chunk, k, use_bias);
+            solve_bundle::<false>(path, bundle, chunk, k, use_bias);
         }
     }
 }
