@@ -260,7 +260,9 @@ impl TeamCore {
         let ran = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: `data` is the leader's closure of the type `call` was made for;
             // it lives until the leader sees `done == n` (`run` does not return before),
-            // which is after this call.
+            // which is after this call. `claimed` is below `n` (it was in the stage's
+            // unclaimed range `front..back`, and `back` starts at `n`), and the CAS above
+            // gave it to this thread alone, whichever end it was taken from.
             unsafe { (stage.call)(stage.data, claimed as usize) }
         }));
         if let Err(payload) = ran {
