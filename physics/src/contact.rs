@@ -532,7 +532,7 @@ mod tests {
         Contact {
             body_a: a,
             body_b: b,
-            ..crate::snapshot::contacts::dead_contact()
+            ..crate::snapshot::dead_contact()
         }
     }
 

@@ -62,9 +62,13 @@
 mod bodies;
 mod broad_phase;
 mod composite_shapes;
-pub(crate) mod contacts;
+mod contacts;
 mod joints;
 mod wire;
+
+/// A free contact slot's content, for tests that build contacts by hand.
+#[cfg(test)]
+pub(crate) use contacts::dead_contact;
 
 use std::fmt;
 

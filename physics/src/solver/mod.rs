@@ -1067,8 +1067,11 @@ fn store_impulses(jobs: &JobSystem, contacts: &mut ContactManager, s: &mut Solve
         for mut chunk in chunks {
             scope.spawn(move |_| {
                 let (colors, blocks, bounds, threshold) = *shared;
+                // The block is found from the chunk's first position: capturing its index
+                // too would outgrow a job's inline payload (and allocate per job).
                 let mut p = chunk.positions().start;
                 let (color, range) = &blocks[bounds.partition_point(|&b| b <= p) - 1];
+                // Lanes come in plan order: position `p` is this lane's contact.
                 for bundle in &colors[*color].bundles[range.clone()] {
                     for (_, points) in bundle.impulses(threshold) {
                         let contact = chunk.get_mut(p);
