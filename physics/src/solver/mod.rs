@@ -61,6 +61,7 @@ pub mod joint;
 pub(crate) mod joint_stage;
 pub(crate) mod joint_tree;
 mod simd;
+pub(crate) use simd::prefetch;
 mod wide;
 
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
@@ -761,6 +762,21 @@ fn build_constraints(
         for (first, bundles, entries, slots) in claimed.iter_mut() {
             for (j, bundle) in bundles.iter_mut().enumerate() {
                 let k0 = (*first + j) * LANES;
+                // Constraints name contacts and bodies in colour order, scattered in
+                // memory: ask for the contacts two bundles ahead and, for the next bundle
+                // (whose contacts were asked for one bundle ago), the bodies they name.
+                for e in entries.iter().skip(k0 + 2 * LANES).take(LANES) {
+                    simd::prefetch::<_, 8>(&contacts.contacts[e.id as usize]);
+                }
+                for e in entries.iter().skip(k0 + LANES).take(LANES) {
+                    let c = &contacts.contacts[e.id as usize];
+                    simd::prefetch::<_, 2>(bodies.sim_of(c.body_a));
+                    simd::prefetch::<_, 2>(bodies.sim_of(c.body_b));
+                    for i in [e.body_a, e.body_b].into_iter().flatten() {
+                        simd::prefetch::<_, 1>(&s_bodies[i as usize]);
+                        simd::prefetch::<_, 1>(&masses[i as usize]);
+                    }
+                }
                 bundle.clear();
                 let mut start = StartVelocities::default();
                 for k in k0..(k0 + LANES).min(entries.len()) {
@@ -1070,10 +1086,14 @@ fn store_impulses(jobs: &JobSystem, contacts: &mut ContactManager, s: &mut Solve
                 // The block is found from the chunk's first position: capturing its index
                 // too would outgrow a job's inline payload (and allocate per job).
                 let mut p = chunk.positions().start;
+                let end = chunk.positions().end;
                 let (color, range) = &blocks[bounds.partition_point(|&b| b <= p) - 1];
                 // Lanes come in plan order: position `p` is this lane's contact.
                 for bundle in &colors[*color].bundles[range.clone()] {
                     for (_, points) in bundle.impulses(threshold) {
+                        if p + 8 < end {
+                            simd::prefetch::<_, 2>(&chunk.get_mut(p + 8).impulses);
+                        }
                         let contact = chunk.get_mut(p);
                         for (imp, stored) in contact.impulses.iter_mut().zip(points) {
                             *imp = stored;
