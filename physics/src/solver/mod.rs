@@ -647,9 +647,15 @@ fn build_constraints(
             free: block.iter().any(|p| p.free),
         }));
 
+    let awake_sims = bodies.awake();
     let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
         let c = &contacts.contacts[e.id as usize];
-        let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
+        // A moving side's solver index is its place in the awake set: its hot record is
+        // read from there, not found through its cold body record.
+        let sim = |solver: Option<u32>, body: u32| {
+            solver.map_or_else(|| bodies.sim_of(body), |i| &awake_sims[i as usize])
+        };
+        let (sa, sb) = (sim(e.body_a, c.body_a), sim(e.body_b, c.body_b));
         let n = c.solve_normal;
         let mut points = arrayvec::ArrayVec::new();
         for (p, imp) in c.manifold.points.iter().zip(&c.impulses) {
@@ -769,10 +775,8 @@ fn build_constraints(
                     simd::prefetch::<_, 8>(&contacts.contacts[e.id as usize]);
                 }
                 for e in entries.iter().skip(k0 + LANES).take(LANES) {
-                    let c = &contacts.contacts[e.id as usize];
-                    simd::prefetch::<_, 2>(bodies.sim_of(c.body_a));
-                    simd::prefetch::<_, 2>(bodies.sim_of(c.body_b));
                     for i in [e.body_a, e.body_b].into_iter().flatten() {
+                        simd::prefetch::<_, 2>(&awake_sims[i as usize]);
                         simd::prefetch::<_, 1>(&s_bodies[i as usize]);
                         simd::prefetch::<_, 1>(&masses[i as usize]);
                     }
