@@ -17,7 +17,7 @@
 use joule_jobs::{DisjointChunk, JobSystem};
 
 use crate::aabb::Aabb;
-use crate::body::{AWAKE_SET, Bodies, BodySim, FIRST_SLEEPING_SET};
+use crate::body::{AWAKE_SET, Bodies, Body, BodySim, FIRST_SLEEPING_SET};
 use crate::broad_phase::{BodyPair, BroadPhase};
 use crate::contact::{
     BlockChanges, ChangedContact, Contact, ContactFlags, ContactInfo, ContactManager,
@@ -50,32 +50,33 @@ pub struct CollisionSettings {
 /// its first contact only once it is already inside the other, and its rebound starts
 /// below the surface (a 2 m drop at e = 0.3 came back to 0.068 of the height instead of
 /// e² = 0.09).
-fn speculative_margin(bodies: &Bodies, a: u32, b: u32, settings: &CollisionSettings) -> f32 {
-    let swept = |index: u32| {
-        bodies.bodies[index as usize].motion_quality == crate::body::MotionQuality::LinearCast
-    };
+fn speculative_margin(
+    (ba, sa): (&Body, &BodySim),
+    (bb, sb): (&Body, &BodySim),
+    settings: &CollisionSettings,
+) -> f32 {
+    let swept = |body: &Body| body.motion_quality == crate::body::MotionQuality::LinearCast;
     // A body swept by CCD gets its first contact from the sweep; growing its margin too
     // only made speculative points it never used (a 200 m/s bullet looked 3 m ahead at
     // 60 Hz, and the bullets bench took 1.5 times as long).
-    if settings.dt == 0.0 || swept(a) || swept(b) {
+    if settings.dt == 0.0 || swept(ba) || swept(bb) {
         return settings.margin;
     }
-    let reach = |index: u32| {
-        let sim = bodies.sim_of(index);
+    let reach = |body: &Body, sim: &BodySim| {
         let spin = sim.angular_velocity.length();
         if spin == 0.0 {
             // Also keeps a half-space's huge box out of the product.
             return (sim.linear_velocity, 0.0);
         }
-        let aabb = bodies.bodies[index as usize].shape.local_aabb();
+        let aabb = body.shape.local_aabb();
         let far = (aabb.max - sim.local_center)
             .abs()
             .max((aabb.min - sim.local_center).abs())
             .length();
         (sim.linear_velocity, spin * far)
     };
-    let (va, spin_a) = reach(a);
-    let (vb, spin_b) = reach(b);
+    let (va, spin_a) = reach(ba, sa);
+    let (vb, spin_b) = reach(bb, sb);
     let speed = (vb - va).length() + spin_a + spin_b;
     settings.margin + (speed * settings.dt).min(MAX_SPECULATIVE_GROWTH)
 }
@@ -423,7 +424,7 @@ fn update_contact(
         let margin = if sensor {
             0.0
         } else {
-            speculative_margin(bodies, c.body_a, c.body_b, settings)
+            speculative_margin((ba, sa), (bb, sb), settings)
         };
         manifold.clear();
         let touching = collide(
