@@ -381,17 +381,20 @@ impl ContactBundle {
         }
         // `ContactConstraint::prepare`'s condition for the patch step, lane by lane.
         let k = count * count * (ma + mb) + sum_a.dot(ia.mul(sum_a)) + sum_b.dot(ib.mul(sum_b));
-        self.patch_all = true;
-        for i in 0..LANES {
-            let take = i < self.count
-                && self.point_count[i] >= 2
-                && self.restitution.0[i] == 0.0
-                && k.0[i] > 0.0;
-            self.patch.0[i] = if take { u32::MAX } else { 0 };
-            if i < self.count {
-                self.patch_all &= take;
+        // Formed as wide masks: read lane by lane, `k` was formed lane by lane too, and
+        // LLVM scalarised most of this kernel with it (4 times the code).
+        let lanes_with = MaskW(std::array::from_fn(|i| {
+            if i < self.count && self.point_count[i] >= 2 {
+                u32::MAX
+            } else {
+                0
             }
-        }
+        }));
+        let take = lanes_with
+            .and(self.restitution.eq(FloatW::ZERO))
+            .and(k.gt(FloatW::ZERO));
+        self.patch = take;
+        self.patch_all = take.0[..self.count].iter().all(|&t| t != 0);
     }
 
     /// The lanes' contact ids and, per point, what it hands back to its contact (as
