@@ -196,5 +196,9 @@ fn main() -> Result<(), String> {
             }
         }
     }
+    println!();
+    for (name, why) in peers::not_built() {
+        println!("- {name}: not timed, {why}");
+    }
     Ok(())
 }

@@ -38,6 +38,31 @@ pub fn available() -> Vec<&'static str> {
     v
 }
 
+/// The peers this build does not time, each with the reason.
+#[must_use]
+pub fn not_built() -> Vec<(&'static str, &'static str)> {
+    let mut v = Vec::new();
+    if !cfg!(feature = "peer-box3d") {
+        v.push((
+            "box3d",
+            "built only with `--features peers` (C sources, any C compiler)",
+        ));
+    }
+    if !cfg!(feature = "peer-jolt") {
+        v.push((
+            "jolt",
+            "built only with `--features peers` (C++ through joltc-sys: cmake, libclang)",
+        ));
+    }
+    v.push((
+        "physx",
+        "no adapter yet: physx-sys 0.11 compiles the whole PhysX SDK from C++ with \
+         clang++, which benches/peers/setup.sh does not install, and its raw C bindings \
+         need an engine module of their own",
+    ));
+    v
+}
+
 /// Builds `kind` in the engine named `name` with `threads` threads in total, or says why not.
 pub fn build(name: &str, kind: SceneKind, threads: usize) -> Result<Box<dyn Engine>, String> {
     let desc = crate::scene_desc::describe(kind);
