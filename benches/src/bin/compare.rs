@@ -10,7 +10,8 @@
 //! own: SCENES.md's warm-up steps, then its timed steps, each timed alone. The table shows
 //! the run with the median mean, joule's time over the engine's (below 1: joule is faster),
 //! the sanity line of SCENES.md, and the child's peak resident memory. An engine whose
-//! scene fails its sanity check is marked ✗ and is not counted as faster.
+//! scene fails its sanity check is marked ✗ and is not counted as faster. After the table,
+//! the peers this build does not time are named with the reason.
 
 use std::process::Command;
 use std::time::Instant;
@@ -130,7 +131,7 @@ fn main() -> Result<(), String> {
             "--runs" => runs = v.parse().map_err(|_| "bad --runs")?,
             _ => {
                 return Err(
-                    "usage: compare [--threads 1,2] [--scenes a,b] [--engines joule,rapier,box3d,jolt] [--runs 3]"
+                    "usage: compare [--threads 1,2] [--scenes a,b] [--engines joule,rapier,box3d,jolt,physx] [--runs 3]"
                         .into(),
                 );
             }

@@ -1,6 +1,7 @@
 //! The engines the compare runner times, behind one small trait. joule and Rapier are
-//! always here; Box3D (`peer-box3d`) and Jolt (`peer-jolt`) are C/C++ libraries reached
-//! through their `-sys` crates and only built with the `peers` feature, never in CI.
+//! always here; Box3D (`peer-box3d`), Jolt (`peer-jolt`) and PhysX (`peer-physx`) are
+//! C/C++ libraries reached through their `-sys` crates and only built with the `peers`
+//! feature, never in CI.
 //!
 //! Every engine builds its scene from [`crate::scene_desc`] (joule from
 //! `joule_examples::scenes`, which a test proves is the same scene) with its own default
@@ -13,6 +14,8 @@ pub mod box3d;
 #[cfg(feature = "peer-jolt")]
 pub mod jolt;
 pub mod joule;
+#[cfg(feature = "peer-physx")]
+pub mod physx;
 pub mod rapier;
 
 /// One engine's world, built from a standard scene and stepped at 1/60 s.
@@ -35,6 +38,9 @@ pub fn available() -> Vec<&'static str> {
     if cfg!(feature = "peer-jolt") {
         v.push("jolt");
     }
+    if cfg!(feature = "peer-physx") {
+        v.push("physx");
+    }
     v
 }
 
@@ -54,12 +60,12 @@ pub fn not_built() -> Vec<(&'static str, &'static str)> {
             "built only with `--features peers` (C++ through joltc-sys: cmake, libclang)",
         ));
     }
-    v.push((
-        "physx",
-        "no adapter yet: physx-sys 0.11 compiles the whole PhysX SDK from C++ with \
-         clang++, which benches/peers/setup.sh does not install, and its raw C bindings \
-         need an engine module of their own",
-    ));
+    if !cfg!(feature = "peer-physx") {
+        v.push((
+            "physx",
+            "built only with `--features peers` (C++ through physx-sys: clang++)",
+        ));
+    }
     v
 }
 
@@ -71,6 +77,11 @@ pub fn build(name: &str, kind: SceneKind, threads: usize) -> Result<Box<dyn Engi
         "rapier" => Ok(Box::new(rapier::RapierEngine::new(kind, threads)?)),
         #[cfg(feature = "peer-box3d")]
         "box3d" => Ok(Box::new(box3d::Box3dEngine::new(
+            &desc.ok_or("scene not described for peers yet")?,
+            threads,
+        )?)),
+        #[cfg(feature = "peer-physx")]
+        "physx" => Ok(Box::new(physx::PhysxEngine::new(
             &desc.ok_or("scene not described for peers yet")?,
             threads,
         )?)),
