@@ -279,9 +279,9 @@ impl BroadPhase {
             .overlaps(&self.tree(b.kind).fat_aabb(b.id))
     }
 
-    /// Asks the CPU to start loading a proxy's fat box (see `solver::prefetch`).
+    /// Asks the CPU to start loading a proxy's fat box (see `crate::prefetch`).
     pub fn prefetch_proxy(&self, proxy: BroadPhaseProxy) {
-        crate::solver::prefetch::<_, 1>(&self.tree(proxy.kind).nodes[proxy.id.0 as usize]);
+        crate::prefetch::prefetch::<_, 1>(&self.tree(proxy.kind).nodes[proxy.id.0 as usize]);
     }
 
     /// A proxy's fat box.

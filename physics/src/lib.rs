@@ -42,6 +42,7 @@ pub mod material;
 pub mod math;
 pub mod narrow_phase;
 mod pipeline;
+mod prefetch;
 pub mod prelude;
 pub mod query;
 pub mod ray;

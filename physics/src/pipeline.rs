@@ -29,6 +29,7 @@ use crate::hooks::{self, ContactModifier};
 use crate::material::MaterialMixing;
 use crate::math::Vec3A;
 use crate::narrow_phase::{ContactManifold, collide};
+use crate::prefetch::prefetch;
 
 /// Settings the collision stages read.
 #[derive(Clone, Copy, Debug)]
@@ -362,19 +363,19 @@ fn prefetch_ahead(
 ) {
     let end = chunk.positions().end;
     if p + 8 < end {
-        crate::solver::prefetch::<_, 8>(&*chunk.get_mut(p + 8));
+        prefetch::<_, 8>(&*chunk.get_mut(p + 8));
     }
     if p + 4 < end {
         let c = &*chunk.get_mut(p + 4);
         for (i, proxy) in [(c.body_a, c.proxy_a), (c.body_b, c.proxy_b)] {
-            crate::solver::prefetch::<_, 2>(&bodies.bodies[i as usize]);
+            prefetch::<_, 2>(&bodies.bodies[i as usize]);
             broad.prefetch_proxy(proxy);
         }
     }
     if p + 2 < end {
         let c = &*chunk.get_mut(p + 2);
-        crate::solver::prefetch::<_, 2>(bodies.sim_of(c.body_a));
-        crate::solver::prefetch::<_, 2>(bodies.sim_of(c.body_b));
+        prefetch::<_, 2>(bodies.sim_of(c.body_a));
+        prefetch::<_, 2>(bodies.sim_of(c.body_b));
     }
 }
 

@@ -61,7 +61,6 @@ pub mod joint;
 pub(crate) mod joint_stage;
 pub(crate) mod joint_tree;
 mod simd;
-pub(crate) use simd::prefetch;
 mod wide;
 
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
@@ -72,6 +71,7 @@ use crate::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, Grap
 use crate::contact::{ContactFlags, ContactManager, MAX_MANIFOLD_POINTS};
 use crate::joint::Joints;
 use crate::math::{Mat3A, Quat, Vec3A};
+use crate::prefetch::prefetch;
 
 use contact::{
     BodyMass, ConstraintPoint, ContactConstraint, Patch, RollingRows, Softness, SolverBody,
@@ -772,13 +772,13 @@ fn build_constraints(
                 // memory: ask for the contacts two bundles ahead and, for the next bundle
                 // (whose contacts were asked for one bundle ago), the bodies they name.
                 for e in entries.iter().skip(k0 + 2 * LANES).take(LANES) {
-                    simd::prefetch::<_, 8>(&contacts.contacts[e.id as usize]);
+                    prefetch::<_, 8>(&contacts.contacts[e.id as usize]);
                 }
                 for e in entries.iter().skip(k0 + LANES).take(LANES) {
                     for i in [e.body_a, e.body_b].into_iter().flatten() {
-                        simd::prefetch::<_, 2>(&awake_sims[i as usize]);
-                        simd::prefetch::<_, 1>(&s_bodies[i as usize]);
-                        simd::prefetch::<_, 1>(&masses[i as usize]);
+                        prefetch::<_, 2>(&awake_sims[i as usize]);
+                        prefetch::<_, 1>(&s_bodies[i as usize]);
+                        prefetch::<_, 1>(&masses[i as usize]);
                     }
                 }
                 bundle.clear();
@@ -1096,7 +1096,7 @@ fn store_impulses(jobs: &JobSystem, contacts: &mut ContactManager, s: &mut Solve
                 for bundle in &colors[*color].bundles[range.clone()] {
                     for (_, points) in bundle.impulses(threshold) {
                         if p + 8 < end {
-                            simd::prefetch::<_, 2>(&chunk.get_mut(p + 8).impulses);
+                            prefetch::<_, 2>(&chunk.get_mut(p + 8).impulses);
                         }
                         let contact = chunk.get_mut(p);
                         for (imp, stored) in contact.impulses.iter_mut().zip(points) {

@@ -19,8 +19,7 @@
 //! them measured no faster.
 #![allow(
     unsafe_code,
-    reason = "calls of the AVX2-compiled kernels, where the CPU was checked for AVX2, \
-              and of the prefetch hint"
+    reason = "calls of the AVX2-compiled kernels, where the CPU was checked for AVX2"
 )]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -183,27 +182,4 @@ pub(crate) fn solve(
             solve_bundle::<false>(path, bundle, chunk, k, use_bias);
         }
     }
-}
-
-/// Asks the CPU to start loading the cache lines of `value` (at most `LINES` of them), so
-/// a loop can name the record it reads a few iterations ahead of reading it. A hint only:
-/// no result depends on it, and elsewhere than x86-64 it does nothing.
-#[inline(always)]
-pub(crate) fn prefetch<T, const LINES: usize>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let base = std::ptr::from_ref(value).cast::<i8>();
-        let lines = size_of::<T>().div_ceil(64).min(LINES);
-        for line in 0..lines {
-            // SAFETY: SSE is part of the x86-64 baseline, so the instruction exists on
-            // every CPU this code runs on. A prefetch reads nothing into the program,
-            // writes nothing and never faults; the address is inside `value` anyway
-            // (`line * 64 < size_of::<T>()`), computed with `wrapping_add`, which needs
-            // no in-bounds proof.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(line * 64)) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
