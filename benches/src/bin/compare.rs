@@ -198,8 +198,8 @@ fn main() -> Result<(), String> {
         }
     }
     println!();
-    for (name, why) in peers::not_built() {
-        println!("- {name}: not timed, {why}");
+    for (name, needs) in peers::not_built() {
+        println!("- {name}: not timed, built only with `--features peers` ({needs})");
     }
     Ok(())
 }

@@ -28,45 +28,47 @@ pub trait Engine {
     fn asleep(&self) -> usize;
 }
 
+/// Every engine the runner knows: its name, whether this build has it, and what building
+/// it takes.
+const ENGINES: [(&str, bool, &str); 5] = [
+    ("joule", true, ""),
+    ("rapier", true, ""),
+    (
+        "box3d",
+        cfg!(feature = "peer-box3d"),
+        "C sources, any C compiler",
+    ),
+    (
+        "jolt",
+        cfg!(feature = "peer-jolt"),
+        "C++ through joltc-sys: cmake, libclang",
+    ),
+    (
+        "physx",
+        cfg!(feature = "peer-physx"),
+        "C++ through physx-sys: clang++",
+    ),
+];
+
 /// The engines this build knows, by name.
 #[must_use]
 pub fn available() -> Vec<&'static str> {
-    let mut v = vec!["joule", "rapier"];
-    if cfg!(feature = "peer-box3d") {
-        v.push("box3d");
-    }
-    if cfg!(feature = "peer-jolt") {
-        v.push("jolt");
-    }
-    if cfg!(feature = "peer-physx") {
-        v.push("physx");
-    }
-    v
+    ENGINES
+        .iter()
+        .filter(|(_, built, _)| *built)
+        .map(|(name, _, _)| *name)
+        .collect()
 }
 
-/// The peers this build does not time, each with the reason.
+/// The peers this build does not time, each with what building it takes (all are built
+/// with `--features peers`).
 #[must_use]
 pub fn not_built() -> Vec<(&'static str, &'static str)> {
-    let mut v = Vec::new();
-    if !cfg!(feature = "peer-box3d") {
-        v.push((
-            "box3d",
-            "built only with `--features peers` (C sources, any C compiler)",
-        ));
-    }
-    if !cfg!(feature = "peer-jolt") {
-        v.push((
-            "jolt",
-            "built only with `--features peers` (C++ through joltc-sys: cmake, libclang)",
-        ));
-    }
-    if !cfg!(feature = "peer-physx") {
-        v.push((
-            "physx",
-            "built only with `--features peers` (C++ through physx-sys: clang++)",
-        ));
-    }
-    v
+    ENGINES
+        .iter()
+        .filter(|(_, built, _)| !*built)
+        .map(|(name, _, needs)| (*name, *needs))
+        .collect()
 }
 
 /// Builds `kind` in the engine named `name` with `threads` threads in total, or says why not.
