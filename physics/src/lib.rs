@@ -19,47 +19,41 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod aabb;
-pub mod body;
-pub mod body_builder;
-pub mod body_view;
-pub mod broad_phase;
-pub mod ccd;
-pub mod constraint_graph;
-pub mod contact;
-pub mod debug_draw;
-pub mod dynamic_tree;
 pub mod error;
-pub mod event_queue;
-pub mod events;
-pub mod filter;
-pub mod hooks;
-pub mod island;
-pub mod joint;
-pub mod listener;
-pub mod mass;
-pub mod material;
 pub mod math;
-pub mod narrow_phase;
-mod pipeline;
-mod prefetch;
 pub mod prelude;
-pub mod query;
-pub mod ray;
-#[cfg(feature = "recording")]
-pub mod recording;
 pub mod settings;
-pub mod shape;
-pub mod shape_query;
-pub mod snapshot;
-pub mod solver;
-mod step;
-mod step_trace;
-pub mod support;
-pub mod world;
-mod world_body_api;
 
-pub use step_trace::STAGES;
+// The data: what the stages work on.
+pub mod body;
+pub mod contact;
+pub mod events;
+pub mod geometry;
+pub mod joint;
+pub mod material;
+pub mod shape;
+
+// The stages of the step.
+pub mod collision;
+pub mod dynamics;
+
+// The step: the graph of stages, its listeners and its trace.
+mod step;
+
+// The user's surface.
+pub mod world;
+
+// Paths users have written since the first milestone, kept working.
+pub use body::{builder as body_builder, filter, mass};
+pub use collision::{broad_phase, ccd, narrow_phase, query};
+pub use contact::hooks;
+pub use dynamics::{constraint_graph, island, solver};
+pub use geometry::{aabb, dynamic_tree, support};
+pub use step::listener;
+pub use step::trace::STAGES;
+#[cfg(feature = "recording")]
+pub use world::recording;
+pub use world::{body_view, debug_draw, event_queue, ray, shape_query, snapshot};
 
 /// The README's code blocks, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

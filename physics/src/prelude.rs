@@ -13,18 +13,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub use crate::body::filter::{CollisionFilter, ObjectLayer};
 pub use crate::body::{BodyDesc, BodyId, MotionQuality, MotionType};
-pub use crate::body_view::BodyRef;
-pub use crate::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
+pub use crate::collision::query::{QueryFilter, RayHit};
+pub use crate::dynamics::solver::SolverSettings;
 pub use crate::error::PhysicsError;
-pub use crate::event_queue::{Event, EventKind};
 pub use crate::events::{ContactEvent, ContactEventKind, SensorEvent};
-pub use crate::filter::{CollisionFilter, ObjectLayer};
 pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};
-pub use crate::query::{QueryFilter, RayHit};
-pub use crate::ray::{Ray, RayIntersection};
 pub use crate::shape::Shape;
-pub use crate::solver::SolverSettings;
+pub use crate::world::body_view::BodyRef;
+pub use crate::world::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
+pub use crate::world::event_queue::{Event, EventKind};
+pub use crate::world::ray::{Ray, RayIntersection};
 pub use crate::world::{World, WorldDesc};
 pub use joule_jobs::JobSystem;

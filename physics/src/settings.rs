@@ -2,10 +2,10 @@
 //! reads them every step, does not depend on the `World` that owns it (DESIGN.md: world →
 //! step → stages → data, never back).
 
-use crate::filter::LayerTable;
-use crate::island::SleepSettings;
+use crate::body::filter::LayerTable;
+use crate::dynamics::island::SleepSettings;
+use crate::dynamics::solver::SolverSettings;
 use crate::math::Vec3;
-use crate::solver::SolverSettings;
 
 /// World settings. `Default` gives Earth gravity along -Y, one object layer, a 2 cm
 /// speculative contact margin and a 10 cm broad-phase margin.

@@ -22,8 +22,6 @@
 //! contacts' does. Storage is a slot array with generations, like bodies: a stale
 //! [`JointId`] is an error, never another joint.
 
-pub mod world_api;
-
 use crate::body::BodyId;
 use crate::error::PhysicsError;
 use crate::math::{Isometry, Vec3A};

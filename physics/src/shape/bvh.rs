@@ -9,7 +9,7 @@
 //! no tuning, and the parts of a level mesh are of similar size anyway. Ties in the
 //! median are broken by item index, so the same input builds the same tree.
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
 use crate::math::Vec3A;
 
 /// Most items per leaf.

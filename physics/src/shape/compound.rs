@@ -7,7 +7,7 @@
 //! overlapping children count their overlap twice (as Rapier and Box3D do), which is what
 //! a sum of pieces means.
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
 use crate::math::{Isometry, Mat3A, Vec3A};
 
 use super::bvh::Bvh;

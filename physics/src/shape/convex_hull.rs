@@ -11,9 +11,9 @@
 //! an interior point (the covariance form of Tonon, "Explicit exact formulas for the 3-D
 //! tetrahedron inertia tensor", 2004).
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
+use crate::geometry::support::{ConvexSupport, MAX_FACE_VERTICES, SupportFace};
 use crate::math::{Isometry, Mat3A, Vec3, Vec3A};
-use crate::support::{ConvexSupport, MAX_FACE_VERTICES, SupportFace};
 
 use super::{MassProperties, ShapeError, ShapeRayHit};
 

@@ -13,7 +13,7 @@
 //! is `(p10, p01, p11)`, both facing +Y. Active edges come from the neighbouring cells
 //! exactly as for meshes (`mesh::edge_is_active`), computed when a triangle is fetched.
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
 use crate::math::Vec2;
 
 use crate::math::Vec3A;

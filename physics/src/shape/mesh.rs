@@ -13,7 +13,7 @@
 //! the values set for it (`World::set_part_surface`; see [`crate::material`]), 0 meaning
 //! the mesh body's own material.
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
 use crate::math::{Vec3, Vec3A};
 
 use super::bvh::Bvh;

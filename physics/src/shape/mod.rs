@@ -34,9 +34,9 @@ pub use mesh::TriangleMesh;
 pub use primitives::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
 pub use triangle::{ALL_EDGES_ACTIVE, Triangle};
 
-use crate::aabb::Aabb;
+use crate::geometry::aabb::Aabb;
+use crate::geometry::support::ConvexSupport;
 use crate::math::{Isometry, Mat3A, Vec3, Vec3A};
-use crate::support::ConvexSupport;
 
 /// Half size of the box that stands in for a half-space where a finite box is needed.
 pub const HALF_SPACE_EXTENT: f32 = 1.0e6;

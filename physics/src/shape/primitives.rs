@@ -5,8 +5,8 @@
 
 use std::f32::consts::PI;
 
+use crate::geometry::support::{ConvexSupport, SupportFace};
 use crate::math::{Mat3A, Vec3, Vec3A};
-use crate::support::{ConvexSupport, SupportFace};
 
 use super::{MassProperties, ShapeRayHit, box_inertia};
 
@@ -388,7 +388,7 @@ impl HalfSpace {
     pub(crate) fn distance_to(
         &self,
         pose: &crate::math::Isometry,
-        shape: &dyn crate::support::ConvexSupport,
+        shape: &dyn crate::geometry::support::ConvexSupport,
         shape_pose: &crate::math::Isometry,
     ) -> (f32, Vec3A, Vec3A) {
         let n = pose.rotation * self.normal;

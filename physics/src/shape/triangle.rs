@@ -7,8 +7,8 @@
 //! found on it takes the face normal instead, which is what keeps a box sliding over a
 //! flat mesh from catching on the seams between triangles.
 
+use crate::geometry::support::{ConvexSupport, SupportFace};
 use crate::math::Vec3A;
-use crate::support::{ConvexSupport, SupportFace};
 
 use super::ShapeRayHit;
 

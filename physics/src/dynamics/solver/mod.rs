@@ -1,0 +1,1221 @@
+//! The solver: Box2D v3's soft step, in 3D, over a graph-coloured set of constraints.
+//!
+//! Why this solver: among the two candidates the issue names (a soft-step solver with
+//! substeps, or a Jolt-style velocity + position solve), the soft step keeps tall stacks
+//! and pyramids stable with few iterations because each substep integrates positions and
+//! the soft contacts never overshoot; it also needs no separate position pass, which halves
+//! the passes over constraint memory. Box2D v3 and Box3D measure it as the most robust of
+//! the family ("Solver2D", Catto 2024).
+//!
+//! What we measured choosing the settings (physics/tests/stacking.rs, examples/tests/scenes.rs):
+//! - A soft contact is a spring: under a load it settles at `load * g / omega²` of overlap,
+//!   so a pile sags by the sum over its layers. At Box2D's 30 Hz and 4 substeps the 10-box
+//!   stack sank 2.5 cm, pyramid20 3 cm and pyramid_big 12 cm before creeping apart.
+//! - Stiffer springs are only stable while `h * omega` stays below about 1 (`h` the substep):
+//!   at 4 substeps, 60 Hz already made a 10-box pyramid rock and walk, and Box2D's doubled
+//!   stiffness for static contacts did the same to a 4-box one. Dropping the spring's
+//!   memory (rigid, Baumgarte-like contacts) rocked even a plain stack with 4 iterations.
+//! - So stiffness is bought with substeps: 10 substeps at 90 Hz (`h * omega` = 0.94, the
+//!   [`SolverSettings::stiff`] preset) keep the 10-stack within 3 mm, pyramid20 within
+//!   4 mm and pyramid_big within 14 mm, at about twice the solver time of 4 substeps. The
+//!   default, 6 substeps at 54 Hz, sags pyramid_big 3.7 cm (the peers: 11 cm) at 0.65-0.7
+//!   of that cost (the table on [`SolverSettings`]). The hertz is capped at
+//!   [`MAX_HERTZ_PER_SUBSTEP_RATE`] of the substep rate so fewer substeps stay stable.
+//! - Friction is solved in the relax pass only (as Box2D v3 does): 8 % of the step,
+//!   and no change in sag, drift, or the friction tests.
+//!
+//! ```text
+//!  step(dt):  prepare contacts (anchors, masses)          once
+//!             for each of N substeps (h = dt / N):
+//!                integrate velocities  (gravity, forces, damping)   parallel over bodies
+//!                warm start            (last impulses)              per colour, parallel
+//!                solve                 (soft normal, position bias) per colour, parallel
+//!                integrate positions                                parallel over bodies
+//!                relax                 (friction, normal without bias)
+//!             store impulses for the next step's warm start
+//!
+//!  restitution: inside the solve and relax passes, once per point and step, when a
+//!  bouncy point first pushes while touching (sequential pairwise collisions, so chains
+//!  such as Newton's cradle carry the striker's speed; see `ContactConstraint::solve`)
+//! ```
+//!
+//! Each colour of the constraint graph is one parallel stage: its constraints share no
+//! dynamic body, so blocks of them are solved by different jobs at once, each job holding
+//! a [`joule_jobs::DisjointChunk`] of exactly the bodies its block touches. Within a
+//! colour, consecutive constraints are bundled eight to a SIMD lane set
+//! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
+//! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
+//! The overflow colour is solved serially, scalar, after the others. Joints are coloured
+//! in the same graph; in each pass a colour's joints run as a stage of their own before
+//! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Trees of ball joints with
+//! unequal masses leave the graph: each is solved exactly, first in every pass
+//! (`joint_tree.rs`). Colouring, bundle
+//! and block boundaries depend only on constraint order, so results are identical for any
+//! thread count.
+
+mod angular_bundle;
+mod ball_bundle;
+pub mod contact;
+mod contact_bundle;
+pub mod joint;
+pub(crate) mod joint_stage;
+pub(crate) mod joint_tree;
+mod simd;
+mod wide;
+
+use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
+use smallvec::SmallVec;
+
+use crate::body::{Bodies, BodySim, MotionType};
+use crate::contact::{ContactFlags, ContactManager, MAX_MANIFOLD_POINTS};
+use crate::dynamics::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
+use crate::geometry::prefetch::prefetch;
+use crate::joint::Joints;
+use crate::math::{Mat3A, Quat, Vec3A};
+
+use contact::{
+    BodyMass, ConstraintPoint, ContactConstraint, Patch, RollingRows, Softness, SolverBody,
+    tangent_basis,
+};
+use contact_bundle::{ContactBundle, SolveParams, StartVelocities};
+use wide::LANES;
+
+/// Contact stiffness is capped at this fraction of the substep rate (`h * omega` <= 0.94,
+/// the stability limit measured above).
+pub const MAX_HERTZ_PER_SUBSTEP_RATE: f32 = 0.15;
+
+/// Solver settings.
+///
+/// The default is stiffer than the peers' at about 0.7 of the step time of
+/// [`SolverSettings::stiff`]: 6 substeps at 54 Hz (the most the stability cap allows at
+/// that substep rate). After 6 s the top of pyramid_big (40 layers) sags 3.7 cm and the
+/// pile stands without creeping for 20 s and more; Rapier, Box3D and Jolt sag 10.8-11.5
+/// cm there. What the candidates measured (pyramid_big, 1 thread, same run):
+///
+/// | substeps, hertz | top sag at 6 s | worst drift at 20 s | step time vs `stiff()` |
+/// |---|---|---|---|
+/// | 10, 90 (`stiff()`) | 1.3 cm | 0.1 cm | 1 |
+/// | 7, 63 | 2.7 cm | 0.4 cm | 0.78 |
+/// | **6, 54 (default)** | 3.7 cm | 0.6 cm | 0.65 |
+/// | 5, 45 | 5.4 cm | 64 cm: the one-box-thick wall leans over | 0.55 |
+/// | 4, 36 | 9.3 cm | falls | 0.48 |
+/// | 4, 30 (Box3D's, static 60 Hz) | 11.9 cm | falls | 0.47 |
+///
+/// Stiffer springs at 4 substeps are unstable (see the module header), doubling the
+/// stiffness of static contacts only shaved 0.4 cm off the sag (the ground carries one
+/// layer of 40), and solving friction in the relax pass only saved 8 % of the step with
+/// no change in sag or drift, so it is always on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverSettings {
+    /// Substeps per step.
+    pub substeps: u32,
+    /// Stiffness of contacts, in Hz (capped at [`MAX_HERTZ_PER_SUBSTEP_RATE`] of the substep
+    /// rate). Static contacts use the same stiffness.
+    pub contact_hertz: f32,
+    /// Damping ratio of contacts.
+    pub contact_damping_ratio: f32,
+    /// Fastest speed at which overlap is pushed apart (m/s).
+    pub max_push_out_speed: f32,
+    /// Approach speed above which restitution applies (m/s).
+    pub restitution_threshold: f32,
+    /// Trees of ball joints whose heaviest body has at least this many times the mass of
+    /// the lightest are solved exactly, each tree as one sparse linear system
+    /// (`joint_tree.rs`), instead of joint by joint: iterating loses most of a heavy
+    /// load's weight at every light link, so a 100:1 load sags its chain by centimetres.
+    /// 1 solves every ball-joint tree exactly, `f32::INFINITY` none. Per link the exact
+    /// solve costs about as much as the iterative one plus a factorisation per substep.
+    pub joint_tree_mass_ratio: f32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            substeps: 6,
+            contact_hertz: 54.0,
+            contact_damping_ratio: 10.0,
+            max_push_out_speed: 3.0,
+            restitution_threshold: 1.0,
+            joint_tree_mass_ratio: 4.0,
+        }
+    }
+}
+
+impl SolverSettings {
+    /// The stiff preset: 10 substeps at 90 Hz, about 1.4 times the default's step time on
+    /// pyramid_big (1.25 on many_pyramids).
+    /// pyramid_big's top sags 1.3 cm after 6 s, pyramid20's 3.5 mm, a 10-box stack's
+    /// under 3 mm; for tall stacks and towers that must look rigid.
+    #[must_use]
+    pub fn stiff() -> Self {
+        Self {
+            substeps: 10,
+            contact_hertz: 90.0,
+            ..Self::default()
+        }
+    }
+}
+
+/// Per awake body, the step's constant inputs to velocity integration.
+#[derive(Clone, Copy, Debug, Default)]
+struct BodyParams {
+    /// Velocity change per substep from gravity and forces.
+    dv: Vec3A,
+    /// Compensation of the rounding of `v + dv` (see `BodySim::velocity_carry`).
+    carry: Vec3A,
+    /// Angular velocity change per substep from torques.
+    dw: Vec3A,
+    linear_damping: f32,
+    angular_damping: f32,
+    max_linear_speed: f32,
+    max_angular_speed: f32,
+    dynamic: bool,
+    /// The inertia is not isotropic, so a spinning body feels the gyroscopic torque
+    /// `-w × (I w)` (see `gyroscopic_substep`); false for spheres and cubes, which skip it.
+    gyroscopic: bool,
+    /// Rotation at the start of the step (the current one is `dq * rotation0`).
+    rotation0: Quat,
+    /// Inertia about the centre of mass in local axes (zero unless `gyroscopic`).
+    inertia_local: Mat3A,
+    /// A dynamic body in no constraint this step: all its substeps are integrated at once
+    /// (see `free_flight`) and the per-substep passes skip it.
+    free: bool,
+    /// Substep length and count (copies of the step constants, so a job needs no more
+    /// than its two chunks).
+    h: f32,
+    substeps: u32,
+}
+
+/// One colour's constraints, [`LANES`] to a bundle, and the plan of bodies they write.
+#[derive(Clone, Debug, Default)]
+struct ColorWork {
+    bundles: Vec<ContactBundle>,
+    plan: DisjointPlan,
+    /// Plan positions at block boundaries.
+    bounds: Vec<usize>,
+    /// Bundle index at block boundaries.
+    blocks: Vec<usize>,
+    /// Per constraint of the colour, its bodies' positions in `plan` (none for a fixed
+    /// side).
+    slots: Vec<(Option<u32>, Option<u32>)>,
+}
+
+/// Which integration passes a block of `BODY_BLOCK` bodies needs.
+#[derive(Clone, Copy, Debug, Default)]
+struct BlockWork {
+    /// A body that is not free: the substep passes visit the block.
+    substeps: bool,
+    /// A free body: `integrate_free` visits the block.
+    free: bool,
+}
+
+/// Buffers kept between steps so the solver does not allocate once warm.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SolverScratch {
+    bodies: Vec<SolverBody>,
+    /// Per block of `BODY_BLOCK` bodies: which integration passes have work in it.
+    block_work: Vec<BlockWork>,
+    /// Masses of `bodies`, read when constraints are prepared.
+    masses: Vec<BodyMass>,
+    params: Vec<BodyParams>,
+    graph: ConstraintGraph,
+    entries: Vec<GraphEntry>,
+    /// Contacts with rolling or spinning resistance: solved with the overflow (scalar,
+    /// serial, after the colours), since the SIMD bundles have no angular rows. Few
+    /// contacts have them (balls, wheels).
+    rolling_entries: Vec<GraphEntry>,
+    /// Manifold point count by contact id, for the contacts coloured this step (a compact
+    /// key for ordering colours; other ids hold stale values and are never read).
+    points_of: Vec<u8>,
+    colors: Vec<ColorWork>,
+    overflow: Vec<ContactConstraint>,
+    constants: StepConstants,
+    /// The joints of the step, coloured with the contacts (`joint_stage.rs`).
+    joints: joint_stage::JointScratch,
+    /// The trees of ball joints, solved directly (`joint_tree.rs`).
+    trees: joint_tree::TreeScratch,
+    /// The workers that run the substeps' stages (see `solve`).
+    team: SolverTeam,
+    /// The plan of `store_impulses`' writes (kept so a warm step does not allocate).
+    store: StorePlan,
+}
+
+/// `store_impulses`' plan of disjoint writes to the contacts, its block boundaries and
+/// each block's bundles (colour, bundle range).
+#[derive(Clone, Debug, Default)]
+struct StorePlan {
+    plan: DisjointPlan,
+    bounds: Vec<usize>,
+    blocks: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+/// The solver's [`Team`], kept between steps (creating one allocates; running it does
+/// not). A clone of the scratch gets a team of its own.
+#[derive(Debug, Default)]
+struct SolverTeam(Option<Team>);
+
+impl Clone for SolverTeam {
+    fn clone(&self) -> Self {
+        Self(None)
+    }
+}
+
+/// Fewest constraints per block within a colour (a whole number of bundles).
+const BLOCK: usize = 32;
+const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
+/// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
+/// handed to the workers from an array on the stack, so solving allocates nothing.
+pub(crate) const MAX_BLOCKS: usize = 64;
+/// Most runs of bundles the constraint build hands out (see `build_constraints`).
+const BUILD_ITEMS: usize = 256;
+/// One run of a colour's bundles to build: the first bundle's index in the colour, the
+/// bundles, and the colour's entries and plan slots.
+type BuildItem<'a> = (
+    usize,
+    &'a mut [ContactBundle],
+    &'a [GraphEntry],
+    &'a [(Option<u32>, Option<u32>)],
+);
+/// Bodies per job in integration.
+const BODY_BLOCK: usize = 256;
+
+/// Lets the bundled solver use AVX2 where the CPU has it (the default), or keeps it on the
+/// baseline SSE path of an x86-64 build. Results are bit for bit the same either way: every
+/// lane does the same IEEE operations in the same order on both paths (see `simd.rs`).
+/// This switch exists to check that, and to compare the two paths' speed. It is global (all
+/// worlds) and has no effect on other targets or in builds that already enable AVX2.
+pub fn use_avx2(enabled: bool) {
+    simd::allow_avx2(enabled);
+}
+
+/// Step constants the three solver stages share.
+#[derive(Clone, Copy, Debug, Default)]
+struct StepConstants {
+    substeps: u32,
+    inv_h: f32,
+    max_push: f32,
+    restitution_threshold: f32,
+    softness: Softness,
+}
+
+/// Stage "constraint graph": loads the awake bodies into solver bodies, colours the
+/// touching contacts and prepares their constraints (anchors, effective masses).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the stage's inputs, each a separate part of the world"
+)]
+pub(crate) fn prepare(
+    jobs: &JobSystem,
+    bodies: &Bodies,
+    contacts: &ContactManager,
+    joints: &mut Joints,
+    gravity: Vec3A,
+    dt: f32,
+    settings: &SolverSettings,
+    s: &mut SolverScratch,
+) {
+    let substeps = settings.substeps.max(1);
+    let h = dt / substeps as f32;
+    let hertz = settings
+        .contact_hertz
+        .min(MAX_HERTZ_PER_SUBSTEP_RATE * substeps as f32 / dt);
+    let soft = Softness::new(hertz, settings.contact_damping_ratio, h);
+    // Box2D doubles the stiffness against static bodies; at our cap that crosses the
+    // stability limit (a 4-box pyramid rocked), so every contact uses the same springs.
+    s.constants = StepConstants {
+        substeps,
+        inv_h: 1.0 / h,
+        max_push: settings.max_push_out_speed,
+        restitution_threshold: settings.restitution_threshold,
+        softness: soft,
+    };
+    load_bodies(jobs, bodies, gravity, h, s);
+    joint_tree::select(
+        bodies,
+        joints,
+        &s.masses,
+        settings.joint_tree_mass_ratio,
+        &mut s.trees,
+    );
+    build_constraints(jobs, bodies, contacts, joints, soft, s);
+    joint_stage::prepare(jobs, bodies, joints, &s.masses, dt, substeps, &mut s.joints);
+    let params = joint_stage::params(&s.joints);
+    joint_tree::prepare(jobs, bodies, joints, &s.masses, params, &mut s.trees);
+}
+
+/// Stage "solve": the substeps (velocity integration, warm start, solve, position
+/// integration, relax, restitution within them), colour by colour. Works on the solver's copy of
+/// the bodies only.
+///
+/// The substeps are hundreds of short parallel stages (each colour of each pass of each
+/// substep), so they run on a [`Team`]: the workers join once and each stage costs one
+/// atomic store and one counter to wait on, instead of a job per block and a wake-up per
+/// stage (Box2D v3's solver stages). Which constraints and bodies a stage item covers
+/// depends only on the constraint order, never on who runs it, so results stay
+/// identical at any thread count.
+pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
+    let mut team = s.team.0.take().unwrap_or_default();
+    jobs.team(&mut team, jobs.num_workers(), |t| solve_on(t, s));
+    s.team.0 = Some(team);
+}
+
+fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    let k = s.constants;
+    let params = SolveParams {
+        inv_h: k.inv_h,
+        max_push: k.max_push,
+        softness: k.softness,
+        restitution_threshold: k.restitution_threshold,
+    };
+    integrate_free(t, s);
+    let joints = !joint_stage::is_empty(&s.joints);
+    let trees = !joint_tree::is_empty(&s.trees);
+    for _ in 0..k.substeps {
+        integrate_velocities(t, s);
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::WarmStart);
+        }
+        if joints {
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::WarmStart);
+        }
+        for_each_constraint(t, s, simd::warm_start, |c, a, b| c.warm_start(a, b));
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(true));
+        }
+        if joints {
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::Solve(true));
+        }
+        for_each_constraint(
+            t,
+            s,
+            |b, chunk| simd::solve(b, chunk, &params, true),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
+        );
+        integrate_positions(t, s);
+        if trees {
+            joint_tree::run(t, &mut s.trees, &mut s.bodies, joint::Pass::Solve(false));
+        }
+        if joints {
+            joint_stage::run(t, &mut s.joints, &mut s.bodies, joint::Pass::Solve(false));
+        }
+        for_each_constraint(
+            t,
+            s,
+            |b, chunk| simd::solve(b, chunk, &params, false),
+            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, false),
+        );
+    }
+}
+
+/// Stage "integrate": writes the solved velocities and poses back to the bodies and the
+/// impulses back to the contacts (for the next step's warm start).
+///
+/// Bodies are written in parallel blocks (each body from its own solver body only), then
+/// contact impulses in parallel blocks of bundles (each contact from its own lane only).
+pub(crate) fn finish(
+    jobs: &JobSystem,
+    bodies: &mut Bodies,
+    contacts: &mut ContactManager,
+    joints: &mut Joints,
+    s: &mut SolverScratch,
+) {
+    store_bodies(jobs, bodies, s);
+    store_impulses(jobs, contacts, s);
+    joint_stage::store(joints, &s.joints, joint_tree::results(&s.trees));
+}
+
+/// Loads the awake bodies into solver bodies, their masses and integration parameters,
+/// blocks of [`BODY_BLOCK`] in parallel (each entry from its own body only).
+fn load_bodies(jobs: &JobSystem, bodies: &Bodies, gravity: Vec3A, h: f32, s: &mut SolverScratch) {
+    let awake = bodies.awake();
+    let n = awake.len();
+    // Every entry is overwritten below, so only new ones are initialised.
+    s.bodies.truncate(n);
+    s.bodies.resize(n, SolverBody::FIXED);
+    s.masses.truncate(n);
+    s.masses.resize(n, BodyMass::FIXED);
+    s.params.truncate(n);
+    s.params.resize(n, BodyParams::default());
+    let substeps = s.constants.substeps;
+    // Each block's three outputs, on the stack (at most `MAX_BLOCKS`), claimed by workers.
+    let block = BODY_BLOCK.max(n.div_ceil(MAX_BLOCKS));
+    let mut blocks: SmallVec<[_; MAX_BLOCKS]> = s
+        .bodies
+        .chunks_mut(block)
+        .zip(s.masses.chunks_mut(block))
+        .zip(s.params.chunks_mut(block))
+        .enumerate()
+        .map(|(k, ((b, m), p))| (k * block, b, m, p))
+        .collect();
+    jobs.parallel_for_slice(&mut blocks, 1, |_, claimed| {
+        for (first, out_bodies, out_masses, out_params) in claimed.iter_mut() {
+            let sims = &awake[*first..];
+            for (((sim, body), mass), params) in sims
+                .iter()
+                .zip(out_bodies.iter_mut())
+                .zip(out_masses.iter_mut())
+                .zip(out_params.iter_mut())
+            {
+                (*body, *mass, *params) = load_body(bodies, sim, gravity, h, substeps);
+            }
+        }
+    });
+}
+
+/// One awake body's solver body, mass and integration parameters.
+fn load_body(
+    bodies: &Bodies,
+    sim: &BodySim,
+    gravity: Vec3A,
+    h: f32,
+    substeps: u32,
+) -> (SolverBody, BodyMass, BodyParams) {
+    let cold = &bodies.bodies[sim.body as usize];
+    let dynamic = cold.motion_type == MotionType::Dynamic;
+    let inv_inertia = if dynamic {
+        sim.inv_inertia_world()
+    } else {
+        Mat3A::ZERO
+    };
+    let (dv, dw) = if dynamic {
+        (
+            h * (gravity * cold.gravity_scale + sim.inv_mass * (cold.force + cold.constant_force)),
+            h * (inv_inertia * (cold.torque + cold.constant_torque)),
+        )
+    } else {
+        (Vec3A::ZERO, Vec3A::ZERO)
+    };
+    let gyroscopic = dynamic && !is_isotropic(&sim.inv_inertia_local);
+    (
+        SolverBody {
+            v: sim.linear_velocity,
+            w: sim.angular_velocity,
+            dp: Vec3A::ZERO,
+            dq: Quat::IDENTITY,
+        },
+        BodyMass {
+            inv_mass: sim.inv_mass,
+            inv_inertia,
+        },
+        BodyParams {
+            dv,
+            carry: sim.velocity_carry,
+            dw,
+            gyroscopic,
+            rotation0: sim.transform.rotation,
+            inertia_local: if gyroscopic {
+                sim.inv_inertia_local.inverse()
+            } else {
+                Mat3A::ZERO
+            },
+            linear_damping: 1.0 / (1.0 + h * cold.linear_damping),
+            angular_damping: 1.0 / (1.0 + h * cold.angular_damping),
+            max_linear_speed: cold.max_linear_speed,
+            max_angular_speed: cold.max_angular_speed,
+            dynamic,
+            // Cleared below for bodies that some constraint touches.
+            free: dynamic,
+            h,
+            substeps,
+        },
+    )
+}
+
+/// Whether an inverse inertia is a multiple of the identity (to f32 rounding): then
+/// `w × (I w)` is zero and the gyroscopic step is skipped.
+fn is_isotropic(inv_inertia: &Mat3A) -> bool {
+    let d = Vec3A::new(
+        inv_inertia.x_axis.x,
+        inv_inertia.y_axis.y,
+        inv_inertia.z_axis.z,
+    );
+    let tol = 1e-6 * d.max_element();
+    (d.max_element() - d.min_element()) <= tol
+        && inv_inertia.x_axis.y.abs() <= tol
+        && inv_inertia.x_axis.z.abs() <= tol
+        && inv_inertia.y_axis.z.abs() <= tol
+}
+
+/// The awake index of a body if the solver may move it.
+fn solver_index(bodies: &Bodies, index: u32) -> Option<u32> {
+    bodies.bodies[index as usize].solver_index()
+}
+
+fn fixed_velocity(bodies: &Bodies, index: u32) -> (Vec3A, Vec3A) {
+    let b = &bodies.bodies[index as usize];
+    if b.motion_type == MotionType::Kinematic {
+        let sim = bodies.sim_of(index);
+        (sim.linear_velocity, sim.angular_velocity)
+    } else {
+        (Vec3A::ZERO, Vec3A::ZERO)
+    }
+}
+
+fn build_constraints(
+    jobs: &JobSystem,
+    bodies: &Bodies,
+    contacts: &ContactManager,
+    joints: &Joints,
+    soft: Softness,
+    s: &mut SolverScratch,
+) {
+    s.entries.clear();
+    s.rolling_entries.clear();
+    // Fewest and most points of the coloured contacts' manifolds.
+    let mut points = (u8::MAX, 0u8);
+    if s.points_of.len() < contacts.contacts.len() {
+        s.points_of.resize(contacts.contacts.len(), 0);
+    }
+    // The contacts the narrow phase listed (in block order, so in id order), then those
+    // that touched a sleeping body then, read now: their island may have woken since.
+    for block in contacts.changes.read() {
+        for sc in &block.solver {
+            let entry = GraphEntry {
+                kind: ConstraintKind::Contact,
+                id: sc.id,
+                body_a: sc.bodies[0],
+                body_b: sc.bodies[1],
+            };
+            if sc.rolling {
+                s.rolling_entries.push(entry);
+            } else {
+                points = (points.0.min(sc.points), points.1.max(sc.points));
+                s.points_of[sc.id as usize] = sc.points;
+                s.entries.push(entry);
+            }
+        }
+    }
+    for block in contacts.changes.read() {
+        for &id in &block.sleepers {
+            let c = &contacts.contacts[id as usize];
+            if !c.alive
+                || c.manifold.points.is_empty()
+                || c.flags.contains(ContactFlags::SENSOR)
+                || !c.flags.contains(ContactFlags::TOUCHING)
+            {
+                continue;
+            }
+            let entry = GraphEntry {
+                kind: ConstraintKind::Contact,
+                id,
+                body_a: solver_index(bodies, c.body_a),
+                body_b: solver_index(bodies, c.body_b),
+            };
+            if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
+                s.rolling_entries.push(entry);
+            } else {
+                let n = c.manifold.points.len() as u8;
+                points = (points.0.min(n), points.1.max(n));
+                s.points_of[id as usize] = n;
+                s.entries.push(entry);
+            }
+        }
+    }
+    joint_stage::push_entries(bodies, joints, &s.trees.member, &mut s.entries);
+    s.graph.build(s.bodies.len(), s.entries.iter().copied());
+    joint_stage::take_entries(&mut s.graph, &mut s.joints);
+    // Manifolds of equal point counts share bundles: a bundle loops over its largest
+    // manifold's points, and lanes lacking one are masked, so a sphere's one-point contact
+    // beside a box's four cost four masked points. A colour's constraints share no
+    // dynamic body, so their order within it changes which lanes they get, never a bit
+    // of the result; grouping by point count, in colouring order within a count, keeps it
+    // independent of thread timing. (Skipped when every manifold has as many points: a
+    // pile of boxes. Colours are grouped in parallel, keyed by the compact `points_of`.)
+    if points.0 < points.1 {
+        let points_of = &s.points_of;
+        jobs.parallel_for_slice(&mut s.graph.colors, 1, |_, colors| {
+            for color in colors {
+                color.group_by::<{ MAX_MANIFOLD_POINTS + 1 }>(|e| {
+                    usize::from(points_of[e.id as usize])
+                });
+            }
+        });
+    }
+    for e in s.entries.iter().chain(&s.rolling_entries) {
+        for i in [e.body_a, e.body_b].into_iter().flatten() {
+            s.params[i as usize].free = false;
+        }
+    }
+    for &i in joint_tree::bodies(&s.trees) {
+        s.params[i].free = false;
+    }
+    // Which passes each block of bodies needs: a scene of free bodies runs no substep
+    // pass at all, a pile of touching bodies no free-flight pass.
+    s.block_work.clear();
+    s.block_work
+        .extend(s.params.chunks(BODY_BLOCK).map(|block| BlockWork {
+            substeps: block.iter().any(|p| !p.free),
+            free: block.iter().any(|p| p.free),
+        }));
+
+    let awake_sims = bodies.awake();
+    let make = |e: &GraphEntry, s_bodies: &[SolverBody], masses: &[BodyMass]| {
+        let c = &contacts.contacts[e.id as usize];
+        // A moving side's solver index is its place in the awake set: its hot record is
+        // read from there, not found through its cold body record.
+        let sim = |solver: Option<u32>, body: u32| {
+            solver.map_or_else(|| bodies.sim_of(body), |i| &awake_sims[i as usize])
+        };
+        let (sa, sb) = (sim(e.body_a, c.body_a), sim(e.body_b, c.body_b));
+        let n = c.solve_normal;
+        let mut points = arrayvec::ArrayVec::new();
+        for (p, imp) in c.manifold.points.iter().zip(&c.impulses) {
+            let pa = sa.transform.transform_point(p.local_a);
+            let pb = sb.transform.transform_point(p.local_b);
+            let mid = (pa + pb) * 0.5;
+            points.push(ConstraintPoint {
+                r_a: mid - sa.center,
+                r_b: mid - sb.center,
+                separation: p.separation,
+                normal_impulse: imp.normal,
+                tangent_impulse: [imp.tangent1, imp.tangent2],
+                relative_velocity: imp.approach,
+                ..ConstraintPoint::default()
+            });
+        }
+        let tangents = tangent_basis(n);
+        let cc = ContactConstraint {
+            contact: e.id,
+            body_a: e.body_a,
+            body_b: e.body_b,
+            // Read only for a side the solver does not move (see `velocity_a`), so the
+            // cold body record is not fetched for the others.
+            fixed_a: if e.body_a.is_none() {
+                fixed_velocity(bodies, c.body_a)
+            } else {
+                (Vec3A::ZERO, Vec3A::ZERO)
+            },
+            fixed_b: if e.body_b.is_none() {
+                fixed_velocity(bodies, c.body_b)
+            } else {
+                (Vec3A::ZERO, Vec3A::ZERO)
+            },
+            normal: n,
+            tangents,
+            friction: c.solve_friction,
+            restitution: c.solve_restitution,
+            tangent_speed: [
+                c.tangent_velocity.dot(tangents[0]),
+                c.tangent_velocity.dot(tangents[1]),
+            ],
+            rolling: RollingRows {
+                rolling: c.rolling.rolling,
+                spinning: c.rolling.spinning,
+                ..RollingRows::default()
+            },
+            softness: soft,
+            mass_a: e.body_a.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+            mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
+            points,
+            patch: Patch::default(),
+        };
+        let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
+        let b = e.body_b.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
+        (cc, a, b)
+    };
+
+    let active = s.graph.colors.len();
+    if s.colors.len() < active {
+        s.colors.resize_with(active, ColorWork::default);
+    }
+    let awake = s.bodies.len();
+    let (s_bodies, masses) = (&s.bodies, &s.masses);
+    for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
+        // Serial and cheap: block boundaries and each constraint's plan positions.
+        work.bounds.clear();
+        work.blocks.clear();
+        work.slots.clear();
+        work.bounds.push(0);
+        work.blocks.push(0);
+        let mut pos = 0u32;
+        let block = BLOCK
+            .max(color.entries.len().div_ceil(MAX_BLOCKS))
+            .next_multiple_of(LANES);
+        for (k, e) in color.entries.iter().enumerate() {
+            let slot_a = e.body_a.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            let slot_b = e.body_b.map(|_| {
+                pos += 1;
+                pos - 1
+            });
+            work.slots.push((slot_a, slot_b));
+            if (k + 1).is_multiple_of(block) || k + 1 == color.entries.len() {
+                work.bounds.push(pos as usize);
+                work.blocks.push((k + 1).div_ceil(LANES));
+            }
+        }
+        work.bundles
+            .resize_with(color.entries.len().div_ceil(LANES), ContactBundle::new);
+    }
+    // In parallel, every colour in one fork: each bundle is prepared from its own
+    // constraints only (anchors, effective masses, packing), so the bits do not depend on
+    // who fills it. Bundles are reused in place (see `ContactBundle::clear`). The items
+    // (a run of one colour's bundles each) sit on the stack: at most `BUILD_ITEMS` runs
+    // of `per` bundles, plus one short run per colour.
+    let total: usize = s.colors.iter().map(|w| w.bundles.len()).sum();
+    let per = 4.max(total.div_ceil(BUILD_ITEMS));
+    let mut items: arrayvec::ArrayVec<BuildItem<'_>, { BUILD_ITEMS + COLOR_COUNT }> =
+        arrayvec::ArrayVec::new();
+    for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
+        let ColorWork { bundles, slots, .. } = work;
+        for (k, run) in bundles.chunks_mut(per).enumerate() {
+            items.push((k * per, run, &color.entries, slots));
+        }
+    }
+    jobs.parallel_for_slice(&mut items, 1, |_, claimed| {
+        let path = simd::path();
+        for (first, bundles, entries, slots) in claimed.iter_mut() {
+            for (j, bundle) in bundles.iter_mut().enumerate() {
+                let k0 = (*first + j) * LANES;
+                // Constraints name contacts and bodies in colour order, scattered in
+                // memory: ask for the contacts two bundles ahead and, for the next bundle
+                // (whose contacts were asked for one bundle ago), the bodies they name.
+                for e in entries.iter().skip(k0 + 2 * LANES).take(LANES) {
+                    prefetch::<_, 8>(&contacts.contacts[e.id as usize]);
+                }
+                for e in entries.iter().skip(k0 + LANES).take(LANES) {
+                    for i in [e.body_a, e.body_b].into_iter().flatten() {
+                        prefetch::<_, 2>(&awake_sims[i as usize]);
+                        prefetch::<_, 1>(&s_bodies[i as usize]);
+                        prefetch::<_, 1>(&masses[i as usize]);
+                    }
+                }
+                bundle.clear();
+                let mut start = StartVelocities::default();
+                for k in k0..(k0 + LANES).min(entries.len()) {
+                    let (c, a, b) = make(&entries[k], s_bodies, masses);
+                    bundle.push(&c, slots[k], (&a, &b), &mut start);
+                }
+                simd::prepare(path, bundle, &start);
+            }
+        }
+    });
+    drop(items);
+    for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
+        let indices = color
+            .entries
+            .iter()
+            .flat_map(|e| [e.body_a, e.body_b])
+            .flatten()
+            .map(|i| i as usize);
+        work.plan
+            .set(awake, indices)
+            .expect("constraint colouring guarantees distinct bodies per colour");
+    }
+    s.overflow.clear();
+    for e in s.graph.overflow.iter().chain(&s.rolling_entries) {
+        let (mut c, a, b) = make(e, &s.bodies, &s.masses);
+        c.prepare(&a, &b);
+        s.overflow.push(c);
+    }
+}
+
+/// Runs `bundled` on every bundle, colour by colour, blocks of a colour in parallel, then
+/// `scalar` on the overflow constraints serially.
+fn for_each_constraint(
+    t: &TeamScope<'_>,
+    s: &mut SolverScratch,
+    bundled: impl Fn(&mut [ContactBundle], &mut DisjointChunk<'_, SolverBody>) + Sync,
+    scalar: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody),
+) {
+    let bundled = &bundled;
+    for work in &mut s.colors {
+        if work.bundles.is_empty() {
+            continue;
+        }
+        let chunks = work
+            .plan
+            .chunks(&mut s.bodies, &work.bounds)
+            .expect("plan built for these bodies and bounds");
+        let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
+        t.for_each_mut(&mut blocks, |(block, chunk)| bundled(block, chunk));
+    }
+    for c in &mut s.overflow {
+        let mut fixed_a = SolverBody::FIXED;
+        let mut fixed_b = SolverBody::FIXED;
+        match (c.body_a, c.body_b) {
+            (Some(ia), Some(ib)) => {
+                let (a, b) = pair_mut(&mut s.bodies, ia as usize, ib as usize);
+                scalar(c, a, b);
+            }
+            (Some(ia), None) => scalar(c, &mut s.bodies[ia as usize], &mut fixed_b),
+            (None, Some(ib)) => scalar(c, &mut fixed_a, &mut s.bodies[ib as usize]),
+            (None, None) => {}
+        }
+    }
+}
+
+/// Splits a colour's constraints (or bundles) at its block boundaries `starts` and pairs
+/// each block with the chunk of bodies it writes, on the stack (at most [`MAX_BLOCKS`]):
+/// workers claim blocks from this array, so no job is spawned per block.
+pub(crate) fn blocks_with_chunks<'a, 'b, T>(
+    items: &'a mut [T],
+    starts: &[usize],
+    chunks: impl Iterator<Item = DisjointChunk<'b, SolverBody>>,
+) -> SmallVec<[(&'a mut [T], DisjointChunk<'b, SolverBody>); MAX_BLOCKS]> {
+    let mut blocks = SmallVec::new();
+    let mut rest = items;
+    for (w, chunk) in starts.windows(2).zip(chunks) {
+        let (block, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+        rest = tail;
+        blocks.push((block, chunk));
+    }
+    blocks
+}
+
+/// The two distinct bodies `ia` and `ib` of `bodies`, mutably (overflow constraints are
+/// solved serially, so a plain split is enough).
+pub(crate) fn pair_mut(
+    bodies: &mut [SolverBody],
+    ia: usize,
+    ib: usize,
+) -> (&mut SolverBody, &mut SolverBody) {
+    debug_assert_ne!(ia, ib, "a constraint's two bodies are distinct");
+    if ia < ib {
+        let (lo, hi) = bodies.split_at_mut(ib);
+        (&mut lo[ia], &mut hi[0])
+    } else {
+        let (lo, hi) = bodies.split_at_mut(ia);
+        (&mut hi[0], &mut lo[ib])
+    }
+}
+
+fn integrate_velocities(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    for_each_body(
+        t,
+        s,
+        |w| w.substeps,
+        |b, p| {
+            if p.dynamic && !p.free {
+                velocity_substep(b, p);
+            }
+        },
+    );
+}
+
+/// Runs `f` on every solver body and its parameters, in blocks of [`BODY_BLOCK`] on the
+/// team, skipping the blocks whose [`BlockWork`] `wanted` says have nothing to do.
+fn for_each_body(
+    t: &TeamScope<'_>,
+    s: &mut SolverScratch,
+    wanted: impl Fn(&BlockWork) -> bool + Sync,
+    f: impl Fn(&mut SolverBody, &mut BodyParams) + Sync,
+) {
+    let work = &s.block_work;
+    t.for_each_chunk_mut2(
+        &mut s.bodies,
+        &mut s.params,
+        BODY_BLOCK,
+        |k, bodies, params| {
+            if wanted(&work[k]) {
+                for (b, p) in bodies.iter_mut().zip(params) {
+                    f(b, p);
+                }
+            }
+        },
+    );
+}
+
+/// One substep of velocity integration: gravity and forces (Kahan-summed), damping,
+/// speed limits.
+#[inline]
+fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
+    // Kahan: `carry` holds what the last `v + dv` rounded away.
+    let dv = p.dv - p.carry;
+    let sum = b.v + dv;
+    p.carry = (sum - b.v) - dv;
+    let mut v = sum * p.linear_damping;
+    let mut w = b.w + p.dw;
+    if p.gyroscopic {
+        w = gyroscopic_substep(w, b.dq * p.rotation0, &p.inertia_local, p.h);
+    }
+    let mut w = w * p.angular_damping;
+    let vl = v.length_squared();
+    if vl > p.max_linear_speed * p.max_linear_speed {
+        v *= p.max_linear_speed / vl.sqrt();
+    }
+    let wl = w.length_squared();
+    if wl > p.max_angular_speed * p.max_angular_speed {
+        w *= p.max_angular_speed / wl.sqrt();
+    }
+    b.v = v;
+    b.w = w;
+}
+
+/// The gyroscopic term of Euler's equations, `I dw/dt = -w × (I w)`, over one substep,
+/// integrated implicitly (backward Euler, one Newton step; Catto, "Numerical Methods",
+/// GDC 2015). In body axes, where `I` is constant, `f(w) = h w × (I w)` and the Jacobian
+/// `J = I + h (skew(w) I - skew(I w))` give `w' = w - J⁻¹ f`. Explicit Euler would make a
+/// spinning body gain energy and blow up; the implicit step loses a little instead, so
+/// the kinetic energy never grows and the angular momentum keeps its direction to the
+/// step's accuracy. Without the term, a spin about a skew axis keeps its world direction
+/// while its angular momentum swings, and the intermediate-axis flip never happens.
+#[inline]
+fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f32) -> Vec3A {
+    let wb = rotation.inverse() * w;
+    let iw = *inertia * wb;
+    let f = h * wb.cross(iw);
+    let skew = |v: Vec3A| {
+        Mat3A::from_cols(
+            Vec3A::new(0.0, v.z, -v.y),
+            Vec3A::new(-v.z, 0.0, v.x),
+            Vec3A::new(v.y, -v.x, 0.0),
+        )
+    };
+    let jacobian = *inertia + (skew(wb) * *inertia - skew(iw)) * h;
+    let wb = wb - jacobian.inverse() * f;
+    rotation * wb
+}
+
+/// One substep of position integration.
+#[inline]
+fn position_substep(b: &mut SolverBody, h: f32) {
+    b.dp += h * b.v;
+    let w = Quat::from_xyzw(b.w.x, b.w.y, b.w.z, 0.0);
+    let dq = b.dq + (w * b.dq) * (0.5 * h);
+    b.dq = dq.normalize();
+}
+
+fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    for_each_body(
+        t,
+        s,
+        |w| w.substeps,
+        |b, p| {
+            if !p.free {
+                position_substep(b, p.h);
+            }
+        },
+    );
+}
+
+/// Integrates every free body (dynamic, in no constraint) over all the step's substeps
+/// at once, before the substep loop: nothing else acts on it during the step, so its
+/// substeps need not wait for the constraints' passes.
+fn integrate_free(t: &TeamScope<'_>, s: &mut SolverScratch) {
+    for_each_body(
+        t,
+        s,
+        |w| w.free,
+        |b, p| {
+            if p.free {
+                free_flight(b, p);
+            }
+        },
+    );
+}
+
+/// All substeps of a body no constraint touches. In the common case (no damping, no
+/// torque, no gyroscopic term, within the speed limits) this is the substep loop's closed form: with
+/// `v_k = v_0 + k dv`, the body moves `h (n v_0 + dv n (n + 1) / 2)`, and a constant
+/// angular velocity turns it by `n` times the substep's rotation, whose half angle is
+/// `atan(h |w| / 2)` (the normalised `1 + h w / 2`). Otherwise it runs the loop itself.
+fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
+    let n = p.substeps as f32;
+    let total = p.dv * n - p.carry;
+    let v_end = b.v + total;
+    let max_v2 = p.max_linear_speed * p.max_linear_speed;
+    let closed = p.linear_damping == 1.0
+        && p.angular_damping == 1.0
+        && p.dw == Vec3A::ZERO
+        && !p.gyroscopic
+        // |v_k| is convex in k, so the ends bound every substep.
+        && b.v.length_squared() <= max_v2
+        && v_end.length_squared() <= max_v2
+        && b.w.length_squared() <= p.max_angular_speed * p.max_angular_speed;
+    if !closed {
+        for _ in 0..p.substeps {
+            velocity_substep(b, p);
+            position_substep(b, p.h);
+        }
+        return;
+    }
+    let h = p.h;
+    b.dp += h * (n * b.v + (0.5 * n * (n + 1.0)) * p.dv);
+    p.carry = (v_end - b.v) - total;
+    b.v = v_end;
+    let speed = b.w.length();
+    if speed > 0.0 {
+        let half = n * (0.5 * h * speed).atan();
+        let (sin, cos) = half.sin_cos();
+        let axis = b.w / speed;
+        let turn = Quat::from_xyzw(axis.x * sin, axis.y * sin, axis.z * sin, cos);
+        b.dq = (turn * b.dq).normalize();
+    }
+}
+
+/// Contacts per job when impulses are stored: whole bundles.
+const STORE_BLOCK: usize = 32 * LANES;
+
+/// Writes the solved impulses back to their contacts, in parallel blocks of bundles: the
+/// bundles' contacts are distinct, so each block writes its own contacts through a
+/// [`DisjointPlan`] over the contact slots (the writes miss the cache, contact by
+/// contact: serial, they were a tenth of many_pyramids' step at 2 threads).
+fn store_impulses(jobs: &JobSystem, contacts: &mut ContactManager, s: &mut SolverScratch) {
+    let threshold = s.constants.restitution_threshold;
+    let store = &mut s.store;
+    store.bounds.clear();
+    store.bounds.push(0);
+    store.blocks.clear();
+    let mut pos = 0;
+    for (color, work) in s.colors.iter().enumerate() {
+        for (k, block) in work.bundles.chunks(STORE_BLOCK / LANES).enumerate() {
+            pos += block.iter().map(|b| b.contacts().len()).sum::<usize>();
+            store.bounds.push(pos);
+            let first = k * (STORE_BLOCK / LANES);
+            store.blocks.push((color, first..first + block.len()));
+        }
+    }
+    let ids = s
+        .colors
+        .iter()
+        .flat_map(|w| &w.bundles)
+        .flat_map(|b| b.contacts())
+        .map(|&id| id as usize);
+    store
+        .plan
+        .set(contacts.contacts.len(), ids)
+        .expect("each contact is in one bundle lane");
+    let chunks = store
+        .plan
+        .chunks(&mut contacts.contacts, &store.bounds)
+        .expect("bounds cover the plan in order");
+    let shared = (&s.colors, &store.blocks, &store.bounds, threshold);
+    let shared = &shared;
+    jobs.scope(|scope| {
+        for mut chunk in chunks {
+            scope.spawn(move |_| {
+                let (colors, blocks, bounds, threshold) = *shared;
+                // The block is found from the chunk's first position: capturing its index
+                // too would outgrow a job's inline payload (and allocate per job).
+                let mut p = chunk.positions().start;
+                let end = chunk.positions().end;
+                let (color, range) = &blocks[bounds.partition_point(|&b| b <= p) - 1];
+                // Lanes come in plan order: position `p` is this lane's contact.
+                for bundle in &colors[*color].bundles[range.clone()] {
+                    for (_, points) in bundle.impulses(threshold) {
+                        if p + 8 < end {
+                            prefetch::<_, 2>(&chunk.get_mut(p + 8).impulses);
+                        }
+                        let contact = chunk.get_mut(p);
+                        for (imp, stored) in contact.impulses.iter_mut().zip(points) {
+                            *imp = stored;
+                        }
+                        p += 1;
+                    }
+                }
+            });
+        }
+    });
+    for c in &s.overflow {
+        let contact = &mut contacts.contacts[c.contact as usize];
+        for (imp, p) in contact.impulses.iter_mut().zip(&c.points) {
+            *imp = p.stored(c.restitution, threshold);
+        }
+    }
+}
+
+fn store_bodies(jobs: &JobSystem, bodies: &mut Bodies, s: &SolverScratch) {
+    jobs.parallel_for_slice(bodies.awake_mut(), BODY_BLOCK, |first, sims| {
+        let solved = s.bodies[first..].iter().zip(&s.params[first..]);
+        for (sim, (b, p)) in sims.iter_mut().zip(solved) {
+            sim.linear_velocity = b.v;
+            sim.velocity_carry = p.carry;
+            sim.angular_velocity = b.w;
+            sim.center0 = sim.center;
+            sim.center += b.dp;
+            sim.transform.rotation = (b.dq * sim.transform.rotation).normalize();
+            sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(dv: Vec3A, linear_damping: f32, dw: Vec3A) -> BodyParams {
+        BodyParams {
+            dv,
+            carry: Vec3A::ZERO,
+            dw,
+            linear_damping,
+            angular_damping: 1.0,
+            max_linear_speed: 500.0,
+            max_angular_speed: 50.0,
+            dynamic: true,
+            gyroscopic: false,
+            rotation0: Quat::IDENTITY,
+            inertia_local: Mat3A::ZERO,
+            free: true,
+            h: 1.0 / 600.0,
+            substeps: 10,
+        }
+    }
+
+    fn body(v: Vec3A, w: Vec3A) -> SolverBody {
+        SolverBody {
+            v,
+            w,
+            dp: Vec3A::ZERO,
+            dq: Quat::IDENTITY,
+        }
+    }
+
+    /// The substep loop `free_flight` stands for.
+    fn looped(mut b: SolverBody, mut p: BodyParams) -> (SolverBody, BodyParams) {
+        for _ in 0..p.substeps {
+            velocity_substep(&mut b, &mut p);
+            position_substep(&mut b, p.h);
+        }
+        (b, p)
+    }
+
+    #[test]
+    fn free_flight_is_the_substep_loop_in_closed_form() {
+        // Gravity plus a spin: the closed form must land where the loop does (to f32
+        // rounding), velocity, displacement and rotation alike.
+        let g = Vec3A::new(0.0, -9.81 / 600.0, 0.0);
+        for (v, w) in [
+            (Vec3A::ZERO, Vec3A::ZERO),
+            (Vec3A::new(3.0, 1.0, -2.0), Vec3A::new(0.0, 0.0, 0.0)),
+            (Vec3A::new(-20.0, 5.0, 0.5), Vec3A::new(1.0, -0.5, 0.8)),
+            (Vec3A::new(0.04, -0.02, 0.01), Vec3A::new(0.0, 30.0, 0.0)),
+        ] {
+            let (mut b, mut p) = (body(v, w), params(g, 1.0, Vec3A::ZERO));
+            let (lb, _) = looped(b, p);
+            free_flight(&mut b, &mut p);
+            assert!((b.v - lb.v).length() < 1e-5, "v {:?} vs {:?}", b.v, lb.v);
+            assert!(
+                (b.dp - lb.dp).length() < 1e-6,
+                "dp {:?} vs {:?}",
+                b.dp,
+                lb.dp
+            );
+            assert!(
+                b.dq.dot(lb.dq).abs() > 1.0 - 1e-6,
+                "dq {:?} vs {:?}",
+                b.dq,
+                lb.dq
+            );
+        }
+    }
+
+    #[test]
+    fn free_flight_runs_the_loop_when_there_is_damping_or_torque() {
+        // No closed form is used then: the result is the loop's, bit for bit.
+        let g = Vec3A::new(0.0, -9.81 / 600.0, 0.0);
+        for p in [
+            params(g, 1.0 / (1.0 + 0.5 / 600.0), Vec3A::ZERO),
+            params(g, 1.0, Vec3A::new(0.0, 0.01, 0.0)),
+        ] {
+            let mut b = body(Vec3A::new(1.0, 2.0, 3.0), Vec3A::new(0.3, 0.0, 0.1));
+            let mut q = p;
+            let (lb, lp) = looped(b, p);
+            free_flight(&mut b, &mut q);
+            assert_eq!((b.v, b.w, b.dp, b.dq), (lb.v, lb.w, lb.dp, lb.dq));
+            assert_eq!(q.carry, lp.carry);
+        }
+    }
+}

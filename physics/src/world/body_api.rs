@@ -1,0 +1,132 @@
+//! The world's per-body API for mass properties and persistent forces (issue 13): kept
+//! out of `world.rs` so that file stays one concept (the world's parts and its step).
+
+use crate::body::mass::{self, MassSpec};
+use crate::body::{BodyId, MotionType, validate_vector};
+use crate::dynamics::island;
+use crate::error::PhysicsError;
+use crate::math::{Mat3A, Quat, Vec3, Vec3A};
+use crate::world::World;
+
+impl World {
+    /// The centre of mass in the body's local frame (zero for static and kinematic
+    /// bodies, which have no mass).
+    pub fn local_center_of_mass(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.get(id)?.local_center.into())
+    }
+
+    /// The inverse inertia tensor about the centre of mass, in the body's local axes
+    /// (zero unless the body is dynamic).
+    pub fn inverse_inertia_local(&self, id: BodyId) -> Result<Mat3A, PhysicsError> {
+        Ok(self.bodies.sim(id)?.inv_inertia_local)
+    }
+
+    /// The inverse inertia tensor about the centre of mass, in world axes at the body's
+    /// current rotation: `R I⁻¹ Rᵀ`.
+    pub fn inverse_inertia_world(&self, id: BodyId) -> Result<Mat3A, PhysicsError> {
+        Ok(self.bodies.sim(id)?.inv_inertia_world())
+    }
+
+    /// The inertia tensor (kg·m²) about the centre of mass in local axes, or `None` for a
+    /// body that is not dynamic (its inertia is infinite).
+    pub fn inertia_local(&self, id: BodyId) -> Result<Option<Mat3A>, PhysicsError> {
+        if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
+            return Ok(None);
+        }
+        Ok(Some(self.bodies.sim(id)?.inv_inertia_local.inverse()))
+    }
+
+    /// The inertia tensor about the centre of mass in world axes (`None` unless dynamic).
+    pub fn inertia_world(&self, id: BodyId) -> Result<Option<Mat3A>, PhysicsError> {
+        let Some(local) = self.inertia_local(id)? else {
+            return Ok(None);
+        };
+        let r = Mat3A::from_quat(self.bodies.sim(id)?.transform.rotation);
+        Ok(Some(r * local * r.transpose()))
+    }
+
+    /// The principal moments of inertia (ascending) and the rotation from the principal
+    /// axes to the body's local axes (`None` unless dynamic). In world axes the principal
+    /// frame is `rotation(id) * axes`.
+    pub fn principal_inertia(&self, id: BodyId) -> Result<Option<(Vec3, Quat)>, PhysicsError> {
+        Ok(self.inertia_local(id)?.map(mass::principal_axes))
+    }
+
+    /// Replaces a dynamic body's mass properties (a new mass keeping the shape's inertia
+    /// distribution, or full properties), with an optional centre-of-mass offset. The
+    /// body's origin stays where it is; its centre of mass moves with the new properties
+    /// and its velocities are kept. An error changes nothing.
+    pub fn set_mass_properties(
+        &mut self,
+        id: BodyId,
+        spec: MassSpec,
+        center_of_mass_offset: Vec3,
+    ) -> Result<(), PhysicsError> {
+        let b = self.bodies.get(id)?;
+        if b.motion_type != MotionType::Dynamic {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        let shape = b.proxy.is_some().then_some(&b.shape);
+        // Density only matters for `MassSpec::FromShape`: recover the body's own.
+        let density = match shape.map(|s| s.mass_properties(1.0)) {
+            Some(Ok(unit)) if unit.mass > 0.0 => b.mass / unit.mass,
+            _ => 0.0,
+        };
+        let mp = mass::resolve(shape, density, spec, center_of_mass_offset)?;
+        let inv_inertia = mp.inertia.inverse();
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let b = self.bodies.get_mut(id)?;
+        b.mass = mp.mass;
+        b.local_center = mp.center_of_mass;
+        let sim = self.bodies.sim_mut(id)?;
+        sim.inv_mass = 1.0 / mp.mass;
+        sim.inv_inertia_local = inv_inertia;
+        sim.local_center = mp.center_of_mass;
+        sim.center = sim.transform.transform_point(mp.center_of_mass);
+        sim.center0 = sim.center;
+        Ok(())
+    }
+
+    /// Whether the body has a collision shape (bodies made with `BodyDesc::shapeless` or
+    /// `BodyDesc::anchor` have none).
+    pub fn has_shape(&self, id: BodyId) -> Result<bool, PhysicsError> {
+        Ok(self.bodies.get(id)?.proxy.is_some())
+    }
+
+    /// Sets a force (N) at the centre of mass that acts every step until changed (a
+    /// thruster, wind). Unlike [`World::add_force`] it is not cleared by the step. Wakes
+    /// the body. A non-finite force is an error and changes nothing.
+    pub fn set_constant_force(&mut self, id: BodyId, force: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(force)?;
+        self.require_dynamic_body(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.constant_force = Vec3A::from(force);
+        Ok(())
+    }
+
+    /// Sets a torque (N·m) that acts every step until changed. Wakes the body.
+    pub fn set_constant_torque(&mut self, id: BodyId, torque: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(torque)?;
+        self.require_dynamic_body(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.constant_torque = Vec3A::from(torque);
+        Ok(())
+    }
+
+    /// The body's constant force (zero unless set).
+    pub fn constant_force(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.get(id)?.constant_force.into())
+    }
+
+    /// The body's constant torque (zero unless set).
+    pub fn constant_torque(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
+        Ok(self.bodies.get(id)?.constant_torque.into())
+    }
+
+    fn require_dynamic_body(&self, id: BodyId) -> Result<(), PhysicsError> {
+        if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        Ok(())
+    }
+}

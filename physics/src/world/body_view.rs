@@ -1,0 +1,160 @@
+//! A read-only view of one body: check the id once, then read without a `?` per getter.
+//!
+//! ```
+//! use joule_physics::prelude::*;
+//!
+//! let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+//! let id = world.create_body(&BodyDesc::dynamic(Shape::sphere(0.5)?, Vec3::new(0.0, 5.0, 0.0)))?;
+//! world.step(1.0 / 60.0);
+//! let body = world.body(id)?;
+//! assert!(body.position().y < 5.0 && body.linear_velocity().y < 0.0);
+//! assert_eq!(body.motion_type(), MotionType::Dynamic);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::body::{Body, BodyId, BodySim, FIRST_SLEEPING_SET, MotionQuality, MotionType};
+use crate::error::PhysicsError;
+use crate::geometry::aabb::Aabb;
+use crate::material::MaterialId;
+use crate::math::{Isometry, Quat, Vec3};
+use crate::shape::Shape;
+use crate::world::World;
+
+/// A live body, borrowed from its world (see [`World::body`]).
+#[derive(Clone, Copy)]
+pub struct BodyRef<'w> {
+    id: BodyId,
+    body: &'w Body,
+    sim: &'w BodySim,
+}
+
+impl std::fmt::Debug for BodyRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyRef")
+            .field("id", &self.id)
+            .field("position", &self.position())
+            .field("motion_type", &self.motion_type())
+            .finish()
+    }
+}
+
+impl World {
+    /// A view of the body `id`, or [`PhysicsError::StaleBodyId`] if it was removed.
+    pub fn body(&self, id: BodyId) -> Result<BodyRef<'_>, PhysicsError> {
+        Ok(BodyRef {
+            id,
+            body: self.bodies.get(id)?,
+            sim: self.bodies.sim(id)?,
+        })
+    }
+}
+
+impl BodyRef<'_> {
+    /// The body's id.
+    #[must_use]
+    pub fn id(&self) -> BodyId {
+        self.id
+    }
+
+    /// Position of the body's origin.
+    #[must_use]
+    pub fn position(&self) -> Vec3 {
+        self.sim.transform.translation.into()
+    }
+
+    /// Orientation.
+    #[must_use]
+    pub fn rotation(&self) -> Quat {
+        self.sim.transform.rotation
+    }
+
+    /// Pose of the body's origin.
+    #[must_use]
+    pub fn transform(&self) -> Isometry {
+        self.sim.transform
+    }
+
+    /// World position of the centre of mass.
+    #[must_use]
+    pub fn center_of_mass(&self) -> Vec3 {
+        self.sim.center.into()
+    }
+
+    /// Linear velocity of the centre of mass (m/s).
+    #[must_use]
+    pub fn linear_velocity(&self) -> Vec3 {
+        self.sim.linear_velocity.into()
+    }
+
+    /// Angular velocity (rad/s, world axes).
+    #[must_use]
+    pub fn angular_velocity(&self) -> Vec3 {
+        self.sim.angular_velocity.into()
+    }
+
+    /// Static, kinematic or dynamic.
+    #[must_use]
+    pub fn motion_type(&self) -> MotionType {
+        self.body.motion_type
+    }
+
+    /// Mass in kg (0 for static and kinematic bodies).
+    #[must_use]
+    pub fn mass(&self) -> f32 {
+        self.body.mass
+    }
+
+    /// Whether the body sleeps.
+    #[must_use]
+    pub fn is_sleeping(&self) -> bool {
+        self.body.set >= FIRST_SLEEPING_SET
+    }
+
+    /// Whether the body is a sensor.
+    #[must_use]
+    pub fn is_sensor(&self) -> bool {
+        self.body.is_sensor
+    }
+
+    /// The collision shape.
+    #[must_use]
+    pub fn shape(&self) -> &Shape {
+        &self.body.shape
+    }
+
+    /// The world bounding box of the shape.
+    #[must_use]
+    pub fn aabb(&self) -> Aabb {
+        self.body.shape.world_aabb(&self.sim.transform)
+    }
+
+    /// Friction coefficient.
+    #[must_use]
+    pub fn friction(&self) -> f32 {
+        self.body.friction
+    }
+
+    /// Restitution.
+    #[must_use]
+    pub fn restitution(&self) -> f32 {
+        self.body.restitution
+    }
+
+    /// Material id.
+    #[must_use]
+    pub fn material(&self) -> MaterialId {
+        self.body.material
+    }
+
+    /// Tunnelling protection.
+    #[must_use]
+    pub fn motion_quality(&self) -> MotionQuality {
+        self.body.motion_quality
+    }
+
+    /// The user data given at creation.
+    #[must_use]
+    pub fn user_data(&self) -> u64 {
+        self.body.user_data
+    }
+}

@@ -1,0 +1,102 @@
+//! A ray as one value, Rapier's way: `Ray { origin, dir, max_toi }`, so a cast reads
+//! `world.ray_cast(&ray, &filter)` and the length cannot be mixed up with the direction.
+//!
+//! [`World::cast_ray`] takes the whole ray as `origin` and `direction`, where the
+//! direction's length is the ray's length (a hit's `fraction` is along that vector);
+//! [`World::ray_cast`] takes a [`Ray`] whose `dir` gives the direction and `max_toi` the
+//! length in units of `dir`, and reports where it hit as a time of impact.
+//!
+//! ```
+//! use joule_physics::prelude::*;
+//!
+//! let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+//! let ball = world.create_body(&BodyDesc::fixed(Shape::sphere(1.0)?, Vec3::new(0.0, 0.0, -10.0)))?;
+//! let ray = Ray::new(Vec3::ZERO, Vec3::NEG_Z, 100.0);
+//! let hit = world.ray_cast(&ray, &QueryFilter::default()).expect("the ray meets the ball");
+//! assert_eq!(hit.body, ball);
+//! assert!((hit.toi - 9.0).abs() < 1e-4, "the near surface is 9 m away");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::body::BodyId;
+use crate::collision::query::{QueryFilter, RayHit};
+use crate::math::Vec3;
+use crate::world::World;
+
+/// A ray: the points `origin + t * dir` for `t` in `0..=max_toi`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts.
+    pub origin: Vec3,
+    /// Its direction (a unit vector makes `toi` a distance in metres).
+    pub dir: Vec3,
+    /// How far it goes, in units of `dir`.
+    pub max_toi: f32,
+}
+
+impl Ray {
+    /// A ray from `origin` along `dir`, `max_toi` long in units of `dir`.
+    #[must_use]
+    pub fn new(origin: Vec3, dir: Vec3, max_toi: f32) -> Ray {
+        Ray {
+            origin,
+            dir,
+            max_toi,
+        }
+    }
+
+    /// The point at time of impact `toi`.
+    #[must_use]
+    pub fn point_at(&self, toi: f32) -> Vec3 {
+        self.origin + self.dir * toi
+    }
+}
+
+/// A hit of a [`Ray`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayIntersection {
+    /// The body hit.
+    pub body: BodyId,
+    /// Time of impact: the hit is at `ray.point_at(toi)`.
+    pub toi: f32,
+    /// World-space hit point.
+    pub point: Vec3,
+    /// World-space unit surface normal at the hit.
+    pub normal: Vec3,
+}
+
+impl RayIntersection {
+    fn from_hit(ray: &Ray, hit: RayHit) -> RayIntersection {
+        RayIntersection {
+            body: hit.body,
+            toi: hit.fraction * ray.max_toi,
+            point: hit.point,
+            normal: hit.normal,
+        }
+    }
+}
+
+impl World {
+    /// The closest body `ray` meets, if any. A ray with a non-finite field or a negative
+    /// `max_toi` meets nothing.
+    #[must_use]
+    pub fn ray_cast(&self, ray: &Ray, filter: &QueryFilter) -> Option<RayIntersection> {
+        if !(ray.max_toi.is_finite() && ray.max_toi >= 0.0) {
+            return None;
+        }
+        self.cast_ray(ray.origin, ray.dir * ray.max_toi, filter)
+            .map(|hit| RayIntersection::from_hit(ray, hit))
+    }
+
+    /// Every body `ray` meets, closest first.
+    #[must_use]
+    pub fn ray_cast_all(&self, ray: &Ray, filter: &QueryFilter) -> Vec<RayIntersection> {
+        if !(ray.max_toi.is_finite() && ray.max_toi >= 0.0) {
+            return Vec::new();
+        }
+        self.cast_ray_all(ray.origin, ray.dir * ray.max_toi, filter)
+            .into_iter()
+            .map(|hit| RayIntersection::from_hit(ray, hit))
+            .collect()
+    }
+}
