@@ -16,6 +16,23 @@
 //! assert!((y - 0.5).abs() < 0.01, "the ball rests on the ground, y = {y}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Map of the crate
+//!
+//! The folders are the layers of `DESIGN.md`, top to bottom; a file imports only its own
+//! layer and the ones below (`tests/layers.rs` fails otherwise):
+//!
+//! | layer | modules | what they hold |
+//! |---|---|---|
+//! | the user's surface | [`world`] | [`World`](world::World): creating and removing bodies and joints, reading and setting them ([`body_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
+//! | the step | `step` (private) | the step as a joule-graph graph of the stages below, its [`listener`]s (user code before and after) and its trace ([`STAGES`]) |
+//! | the stages | [`collision`], [`dynamics`], [`settings`] | [`broad_phase`], [`narrow_phase`], [`ccd`], broad-phase [`query`]; the [`constraint_graph`], [`island`]s and sleeping, the [`solver`]; the settings they read |
+//! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s and [`mass`] properties), shapes, joint descriptions, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
+//! | geometry | [`geometry`], [`math`] | bounding boxes ([`aabb`]), support maps ([`support`]), the [`dynamic_tree`]; glam's types |
+//!
+//! The game-level parts (the game loop, the character controller, networking) will sit
+//! above the world and use only its public surface, as a game does. Everyday code needs
+//! only [`prelude`].
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -1,4 +1,4 @@
-//! The settings a world is made with. They live apart from `world.rs` so the step, which
+//! The settings a world is made with. They live apart from `world/` so the step, which
 //! reads them every step, does not depend on the `World` that owns it (DESIGN.md: world →
 //! step → stages → data, never back).
 

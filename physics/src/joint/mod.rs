@@ -18,7 +18,7 @@
 //! | [`JointKind::SwingTwist`] | as the cone, plus twist about X beyond a range | – |
 //! | [`JointKind::SixDof`] | per axis (3 linear, 3 angular): free, limited or locked | motors |
 //!
-//! The data lives here; the math lives with the solver stage (`solver/joint.rs`), as
+//! The data lives here; the math lives with the solver stage (`dynamics/solver/joint.rs`), as
 //! contacts' does. Storage is a slot array with generations, like bodies: a stale
 //! [`JointId`] is an error, never another joint.
 

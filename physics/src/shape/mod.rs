@@ -10,7 +10,7 @@
 //!
 //! Composite shapes are never convex as a whole: the narrow phase, queries and CCD visit
 //! their parts (children, triangles) near the other shape through the shape's own tree or
-//! grid (`narrow_phase/composite.rs`). Meshes and heightfields have no mass (static or
+//! grid (`collision/narrow_phase/composite.rs`). Meshes and heightfields have no mass (static or
 //! kinematic bodies only).
 //!
 //! Constructors validate their input and return [`ShapeError`]; a `Shape` that exists is

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! "solve" runs every substep and every colour inside it as parallel stages of blocks
-//! (see `solver/mod.rs`); "find CCD contacts" is a dynamic task that spawns one job per
+//! (see `dynamics/solver/mod.rs`); "find CCD contacts" is a dynamic task that spawns one job per
 //! fast body to cast (none when there are none).
 //!
 //! Each stage is a task that declares what it reads and writes; `build()` checks that no

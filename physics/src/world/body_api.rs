@@ -1,5 +1,5 @@
 //! The world's per-body API for mass properties and persistent forces (issue 13): kept
-//! out of `world.rs` so that file stays one concept (the world's parts and its step).
+//! out of `world/mod.rs` so that file stays one concept (the world's parts and its step).
 
 use crate::body::mass::{self, MassSpec};
 use crate::body::{BodyId, MotionType, validate_vector};

@@ -9,7 +9,7 @@
 //!      20     n  payload
 //!    20+n     8  64-bit FNV-1a of bytes 0 .. 20+n
 //!
-//!  payload:  settings (WorldDesc)      snapshot.rs
+//!  payload:  settings (WorldDesc)      snapshot/mod.rs
 //!            bodies, shapes, sets      snapshot/bodies.rs
 //!            broad phase (two trees)   snapshot/broad_phase.rs
 //!            contacts                  snapshot/contacts.rs
