@@ -5,6 +5,7 @@
 //! test so no other test allocates while it counts (each file in tests/ is its own
 //! process). It counts allocations on every thread, workers included.
 
+#[path = "behaviour/common/mod.rs"]
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};

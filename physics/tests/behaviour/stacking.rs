@@ -1,9 +1,7 @@
 //! Resting, stacking and pyramids: stability over time, and sleeping. Each test runs on
 //! the default solver and on the stiff preset, at the same bounds.
 
-mod common;
-
-use common::{DT, cube, ground, run, world_with};
+use crate::common::{DT, cube, ground, run, world_with};
 use joule_physics::math::Vec3;
 use joule_physics::solver::SolverSettings;
 use joule_physics::world::{World, WorldDesc};

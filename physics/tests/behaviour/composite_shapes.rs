@@ -1,13 +1,11 @@
 //! Compound shapes, triangle meshes and heightfields: mass, resting contact, queries,
 //! CCD, bad input and snapshots. Default gravity, 60 Hz.
 
-mod common;
-#[path = "common/level.rs"]
-mod level;
+use crate::common::level;
 
 use std::f32::consts::PI;
 
-use common::{DT, ground, run, world};
+use crate::common::{DT, ground, run, world};
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, MotionQuality};
 use joule_physics::error::PhysicsError;

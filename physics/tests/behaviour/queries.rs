@@ -1,8 +1,6 @@
 //! World queries: ray casts (closest and all) and AABB overlap.
 
-mod common;
-
-use common::world;
+use crate::common::world;
 use joule_physics::aabb::Aabb;
 use joule_physics::body::BodyDesc;
 use joule_physics::math::{Quat, Vec3, Vec3A};

@@ -1,9 +1,7 @@
 //! Continuous collision: fast `LinearCast` bodies do not tunnel through thin walls or
 //! through each other. Zero gravity, 60 Hz, boxes of half extent 0.5 unless stated.
 
-mod common;
-
-use common::DT;
+use crate::common::DT;
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, BodyId, MotionQuality};
 use joule_physics::events::ContactEventKind;

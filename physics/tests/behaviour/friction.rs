@@ -1,8 +1,6 @@
 //! Friction: sliding deceleration and the slope threshold.
 
-mod common;
-
-use common::{DT, G, ground, world};
+use crate::common::{DT, G, ground, world};
 use joule_physics::body::BodyDesc;
 use joule_physics::math::{Quat, Vec3};
 use joule_physics::shape::Shape;

@@ -1,9 +1,7 @@
 //! Joints: each test states the closed form or peer figure it checks against and its
 //! tolerance.
 
-mod common;
-
-use common::{DT, G, run, world, world_with};
+use crate::common::{DT, G, run, world, world_with};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::joint::{
     AxisDrive, AxisLimit, Dof, JointDesc, JointEvent, JointId, JointKind, Motor, SixDof, Spring,
@@ -220,7 +218,7 @@ fn a_heavy_body_on_a_light_chain_keeps_the_chain_length() {
 /// exactly), stepped 120 times.
 fn jointed_scene_hash(threads: usize) -> u64 {
     let mut w = world(threads);
-    common::ground(&mut w, 0.5);
+    crate::common::ground(&mut w, 0.5);
     for k in 0..6 {
         let top = Vec3::new(-6.0 + 2.0 * k as f32, 6.0, 0.3 * k as f32);
         let links = chain(&mut w, top, 10);
@@ -244,7 +242,7 @@ fn jointed_scene_hash(threads: usize) -> u64 {
             ))
             .unwrap();
         }
-        common::cube(&mut w, 0.4, Vec3::new(-5.0 + 2.0 * k as f32, 0.4, 0.0));
+        crate::common::cube(&mut w, 0.4, Vec3::new(-5.0 + 2.0 * k as f32, 0.4, 0.0));
     }
     run(&mut w, 120);
     w.state_hash()
@@ -481,7 +479,7 @@ fn a_snapshot_carries_the_joints_and_restores_bit_identically() {
     // steps to the same bits as the original, so joints and their warm-start impulses
     // are in the image.
     let mut w = world(0);
-    common::ground(&mut w, 0.5);
+    crate::common::ground(&mut w, 0.5);
     let top = Vec3::new(0.0, 6.0, 0.0);
     chain(&mut w, top, 10);
     run(&mut w, 30);
@@ -560,9 +558,9 @@ fn jointed_bodies_sleep_and_wake_together() {
     // Two boxes on the ground joined by a ball joint: they fall asleep together, and
     // waking one wakes the other (a joint keeps its bodies in one island).
     let mut w = world(0);
-    common::ground(&mut w, 0.5);
-    let a = common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
-    let b = common::cube(&mut w, 0.5, Vec3::new(3.0, 0.5, 0.0));
+    crate::common::ground(&mut w, 0.5);
+    let a = crate::common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    let b = crate::common::cube(&mut w, 0.5, Vec3::new(3.0, 0.5, 0.0));
     joint_at(
         &mut w,
         JointKind::Ball,
@@ -582,7 +580,7 @@ fn a_hinge_limit_holds_a_swinging_door() {
     // A door (box) on a vertical hinge limited to [-0.5, 0.5] rad, pushed open at 5
     // rad/s: its angle never passes the limit by more than 0.01 rad.
     let mut w = no_gravity();
-    let door = common::cube(&mut w, 0.5, Vec3::new(0.5, 0.0, 0.0));
+    let door = crate::common::cube(&mut w, 0.5, Vec3::new(0.5, 0.0, 0.0));
     let drive = AxisDrive {
         limit: Some(AxisLimit {
             lower: -0.5,
@@ -622,7 +620,7 @@ fn a_fixed_joint_welds_and_a_distance_joint_holds_its_range() {
     // A box welded to the world stays put under gravity (within 1 mm, 0.01 rad); a ball on
     // a 2 m rope (distance in [0, 2]) falls to 2 m and no further (within 1 cm).
     let mut w = world(0);
-    let welded = common::cube(&mut w, 0.5, Vec3::new(3.0, 5.0, 0.0));
+    let welded = crate::common::cube(&mut w, 0.5, Vec3::new(3.0, 5.0, 0.0));
     joint_at(
         &mut w,
         JointKind::Fixed,

@@ -6,9 +6,7 @@
 //! parallel-axis theorem gives the inertia about a shifted centre. Tolerances are f32
 //! rounding of the few operations involved (1e-5 relative) unless a test says otherwise.
 
-mod common;
-
-use common::{DT, G, ground, run, world};
+use crate::common::{DT, G, ground, run, world};
 use joule_physics::aabb::Aabb;
 use joule_physics::body::BodyDesc;
 use joule_physics::error::PhysicsError;
@@ -157,7 +155,7 @@ fn a_centre_of_mass_offset_moves_the_centre_and_shifts_the_inertia() {
 
 #[test]
 fn a_spinning_body_turns_about_its_shifted_centre_of_mass() {
-    let mut w = common::world_with(
+    let mut w = crate::common::world_with(
         joule_physics::world::WorldDesc {
             gravity: Vec3::ZERO,
             ..Default::default()

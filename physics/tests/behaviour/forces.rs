@@ -6,9 +6,7 @@
 //! on a sphere (isotropic inertia `I = 2/5 m r²`, so no gyroscopic term) spins it up to
 //! `τ t / I`. Tolerances cover f32 rounding over a few hundred substeps (1e-4 relative).
 
-mod common;
-
-use common::{DT, world_with};
+use crate::common::{DT, world_with};
 use joule_physics::body::BodyDesc;
 use joule_physics::error::PhysicsError;
 use joule_physics::listener::StepPhase;

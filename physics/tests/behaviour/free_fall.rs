@@ -1,8 +1,6 @@
 //! Free fall against the integrator's closed form.
 
-mod common;
-
-use common::{DT, G, world};
+use crate::common::{DT, G, world};
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;

@@ -6,9 +6,7 @@
 //! whatever the step, or the ball sinks in and its rebound starts below the surface (with
 //! a fixed 2 cm margin a 2 m drop at e = 0.3 came back to 0.068 h instead of 0.09 h).
 
-mod common;
-
-use common::{G, ground, world_with};
+use crate::common::{G, ground, world_with};
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;

@@ -7,9 +7,7 @@
 //! `a = b N r / (I + m r²) = (5/7) (b / r) g`; a body spinning on a face with no other
 //! friction slows at `dω/dt = c m g / I`.
 
-mod common;
-
-use common::{DT, G, world};
+use crate::common::{DT, G, world};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::error::PhysicsError;
 use joule_physics::material::{MaterialId, RollingMaterial};

@@ -1,8 +1,6 @@
 //! Restitution: bounce heights and an elastic head-on collision.
 
-mod common;
-
-use common::{DT, ground, world};
+use crate::common::{DT, ground, world};
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;
@@ -60,7 +58,7 @@ fn bounce_height_is_e_squared_times_drop_height() {
 #[test]
 fn equal_spheres_meeting_head_on_with_e_1_swap_velocities() {
     // Equal masses, perfectly elastic: velocities are exchanged (momentum and energy).
-    let mut w = common::world_with(
+    let mut w = crate::common::world_with(
         WorldDesc {
             gravity: Vec3::ZERO,
             ..WorldDesc::default()

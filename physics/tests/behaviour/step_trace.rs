@@ -1,8 +1,6 @@
 //! The trace of one step names every stage, in order, with times on real threads.
 
-mod common;
-
-use common::{DT, cube, ground, world};
+use crate::common::{DT, cube, ground, world};
 use joule_physics::STAGES;
 use joule_physics::math::Vec3;
 

@@ -1,8 +1,6 @@
 //! Bodies: generational ids, validation, getters and setters, storage sets.
 
-mod common;
-
-use common::{DT, ground, world};
+use crate::common::{DT, ground, world};
 use joule_physics::body::{BodyDesc, MotionType};
 use joule_physics::error::PhysicsError;
 use joule_physics::math::{Quat, Vec3};
@@ -179,7 +177,7 @@ fn static_and_sleeping_bodies_are_not_in_the_awake_set() {
         ))
         .unwrap();
     }
-    let b = common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    let b = crate::common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
     assert_eq!(
         w.awake_body_count(),
         1,

@@ -7,9 +7,7 @@
 //! tennis-racket theorem). The reference for the flip time is an RK4 integration of
 //! Euler's equations in f64 at a step 100 times finer than the engine's substep.
 
-mod common;
-
-use common::{DT, world_with};
+use crate::common::{DT, world_with};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::{Vec3, Vec3A};
 use joule_physics::shape::Shape;

@@ -9,9 +9,7 @@
 //! Peers for comparison: Rapier and Box3D lose about 30 % of the energy and the last ball
 //! leaves at 0.4 to 0.5 v0.
 
-mod common;
-
-use common::{DT, world_with};
+use crate::common::{DT, world_with};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;

@@ -1,6 +1,8 @@
 //! Shared fixture for the physics behaviour tests (Jolt's `PhysicsTestContext` idea).
 #![allow(dead_code)]
 
+pub mod level;
+
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::Vec3;

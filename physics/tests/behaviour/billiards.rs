@@ -6,9 +6,7 @@
 //! rounding. Checked over ball sizes (a real ball to a half-metre one), restitutions up
 //! to 1 and thread counts.
 
-mod common;
-
-use common::{DT, G, world};
+use crate::common::{DT, G, world};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;

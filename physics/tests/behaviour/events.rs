@@ -1,8 +1,6 @@
 //! Filtering, sensors and events.
 
-mod common;
-
-use common::{DT, cube, ground, run, world, world_with};
+use crate::common::{DT, cube, ground, run, world, world_with};
 use joule_physics::body::{BodyDesc, MotionType};
 use joule_physics::events::ContactEventKind;
 use joule_physics::filter::{CollisionFilter, LayerTable};

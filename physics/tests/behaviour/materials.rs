@@ -1,9 +1,7 @@
 //! The per-material-pair table: pair entries override the mixing rules, in either body
 //! order, for new and existing contacts, and survive a snapshot.
 
-mod common;
-
-use common::{DT, G, world};
+use crate::common::{DT, G, world};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::error::PhysicsError;
 use joule_physics::material::{MaterialId, MixRule, SurfaceMaterial};

@@ -14,11 +14,9 @@
 //! a seam, ghost normals within 60°), is tested on single triangles in
 //! `narrow_phase/composite.rs` (those tests fail with the rule off).
 
-mod common;
-#[path = "common/level.rs"]
-mod level;
+use crate::common::level;
 
-use common::{DT, world};
+use crate::common::{DT, world};
 use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::{Quat, Vec3};
 use joule_physics::shape::Shape;

@@ -1,12 +1,10 @@
 //! A game embeds the physics step as a subgraph of its own frame graph, beside its own
 //! tasks, and gets exactly what `World::step` gives.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{DT, cube, ground, world};
+use crate::common::{DT, cube, ground, world};
 use joule_graph::{Context, GraphBuilder};
 use joule_physics::math::Vec3;
 

@@ -5,9 +5,7 @@
 //! velocities) and the worlds' own snapshots compared byte for byte, which also covers
 //! contacts, warm-start impulses, the broad-phase trees, free lists and settings.
 
-mod common;
-
-use common::DT;
+use crate::common::DT;
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, BodyId, MotionQuality};
 use joule_physics::error::PhysicsError;
@@ -349,10 +347,10 @@ fn settings_come_from_the_image() {
 
 /// A small world: ground, a few bodies in contact, one removed.
 fn small(threads: usize) -> World {
-    let mut w = common::world(threads);
-    common::ground(&mut w, 0.5);
-    let a = common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
-    common::cube(&mut w, 0.5, Vec3::new(0.2, 1.5, 0.0));
+    let mut w = crate::common::world(threads);
+    crate::common::ground(&mut w, 0.5);
+    let a = crate::common::cube(&mut w, 0.5, Vec3::new(0.0, 0.5, 0.0));
+    crate::common::cube(&mut w, 0.5, Vec3::new(0.2, 1.5, 0.0));
     w.create_body(&BodyDesc::dynamic(
         Shape::sphere(0.3).unwrap(),
         Vec3::new(2.0, 0.3, 0.0),

@@ -1,0 +1,39 @@
+//! The physics behaviour tests, one module per concept, in one test binary: one link
+//! instead of one per file, which is most of what the test command waits on
+//! (`tests/no_alloc.rs` stays a binary of its own, since it counts every allocation of
+//! its process).
+
+mod api;
+mod billiards;
+mod bodies;
+mod broad_phase;
+mod ccd;
+mod common;
+mod composite_shapes;
+mod contact_modification;
+mod debug_draw;
+mod determinism;
+mod embed;
+mod events;
+mod forces;
+mod free_fall;
+mod friction;
+mod ghost_collisions;
+mod gyroscopic;
+mod hooks;
+mod joints;
+mod layers;
+mod mass_properties;
+mod materials;
+mod narrow_phase;
+mod newtons_cradle;
+mod queries;
+mod recording;
+mod restitution;
+mod rolling_friction;
+mod shape_query;
+mod shapes;
+mod snapshot;
+mod speculative;
+mod stacking;
+mod step_trace;
