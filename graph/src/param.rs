@@ -51,8 +51,18 @@ impl Declared {
     }
 }
 
-/// A parameter of a task's closure: [`Read<T>`], [`Write<T>`], `&JobSystem` or
-/// [`Spawner<C>`]. See the [module docs](self) for what each declares.
+/// A parameter of a task's closure; its type is what the task declares.
+///
+/// | parameter            | the task gets              | declares                        |
+/// |----------------------|----------------------------|---------------------------------|
+/// | [`Read<T>`]          | `&T` (through `Deref`)     | a read of `T`                   |
+/// | [`Write<T>`]         | `&mut T` (`DerefMut`)      | a write of `T`                  |
+/// | `&JobSystem`         | the job system of the run  | nothing                         |
+/// | [`Spawner<C>`]       | a queue for children `C`   | nothing (dynamic tasks only)    |
+///
+/// Only these four exist (the methods take types private to joule-graph). Write each
+/// parameter's type out in the closure; a closure returned as `impl Fn(..)` from a
+/// function is not accepted (write the closure where the task is added, or use a `fn`).
 pub trait Param {
     /// The parameter's type for a run that lends resources for `'r`.
     type Item<'r>;

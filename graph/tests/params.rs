@@ -26,7 +26,7 @@ fn access_comes_from_the_parameter_types() {
     b.task("sum", |bodies: Read<Bodies>, mut sum: Write<Sum>| {
         sum.0 = bodies.0.iter().sum();
     });
-    let e = b.build().err().expect("unordered write and read of Bodies");
+    let e = b.build().expect_err("unordered write and read of Bodies");
     assert_eq!(
         e,
         BuildError::Conflict {
@@ -149,7 +149,7 @@ fn pipeline() -> Graph {
                 Job::Scan { start, end } => {
                     for i in start..end {
                         let v = out.0[i].load(Ordering::Relaxed);
-                        if v % 7 == 0 {
+                        if v.is_multiple_of(7) {
                             spawn.spawn(Job::Hit(v));
                         }
                     }
@@ -195,7 +195,7 @@ fn every_kind_of_task_sees_the_same_data_at_every_thread_count() {
     let mut want = Vec::new();
     for r in 0..200u64 {
         want.push(r * (r + 1) * (2 * r + 1) / 6);
-        want.extend((0..=r).filter(|i| i % 7 == 0).map(|i| i * i));
+        want.extend((0..=r).filter(|i| i.is_multiple_of(7)).map(|i| i * i));
     }
     for (n, got) in WORKERS.iter().zip(&results) {
         assert_eq!(got, &want, "{n} workers");
