@@ -388,8 +388,9 @@ impl GraphBuilder<TypedParams> {
     ///
     /// The task's declared access is what `range` and `body` take. Each chunk takes
     /// `body`'s parameters for its duration: chunks that take a [`Write`](crate::Write)
-    /// run one at a time, so give a loop that writes per-item slots or per-block locks in
-    /// a resource it reads instead.
+    /// run one at a time. A loop that writes through per-item slots or per-block locks
+    /// takes the resource as a `Write` in `range` (so the task is a writer for `build`'s
+    /// check) and as a [`Read`](crate::Read) in `body` (so its chunks run at once).
     pub fn parallel_for<R, MR, F, MF>(
         &mut self,
         name: impl Into<String>,
