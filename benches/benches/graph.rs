@@ -21,16 +21,16 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use joule_graph::{Context, Graph, GraphBuilder, TaskId};
+use joule_graph::{Context, Graph, TaskId};
 use joule_jobs::JobSystem;
 
 const TASKS: usize = 10_000;
 
 fn chain() -> Graph {
-    let mut b = GraphBuilder::new();
+    let mut b = Graph::builder();
     let mut prev: Option<TaskId> = None;
     for i in 0..TASKS {
-        let t = b.task(format!("t{i}"), |_| {});
+        let t = b.task(format!("t{i}"), || {});
         let t = match prev {
             Some(p) => t.after(p).id(),
             None => t.id(),
@@ -41,19 +41,19 @@ fn chain() -> Graph {
 }
 
 fn fan_out() -> Graph {
-    let mut b = GraphBuilder::new();
-    let source = b.task("source", |_| {}).id();
+    let mut b = Graph::builder();
+    let source = b.task("source", || {}).id();
     let middle: Vec<TaskId> = (0..TASKS - 2)
-        .map(|i| b.task(format!("t{i}"), |_| {}).after(source).id())
+        .map(|i| b.task(format!("t{i}"), || {}).after(source).id())
         .collect();
-    b.task("sink", |_| {}).after(middle);
+    b.task("sink", || {}).after(middle);
     b.build().expect("fan-out")
 }
 
 /// Each task after 3 distinct earlier tasks picked by a fixed LCG (the first three are
 /// roots).
 fn random_dag() -> Graph {
-    let mut b = GraphBuilder::new();
+    let mut b = Graph::builder();
     let mut ids: Vec<TaskId> = Vec::with_capacity(TASKS);
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = |bound: usize| {
@@ -63,7 +63,7 @@ fn random_dag() -> Graph {
         ((state >> 33) as usize) % bound
     };
     for i in 0..TASKS {
-        let mut t = b.task(format!("t{i}"), |_| {});
+        let mut t = b.task(format!("t{i}"), || {});
         if i >= 3 {
             let mut preds: Vec<TaskId> = Vec::with_capacity(3);
             while preds.len() < 3 {

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Animation, audio and the physics step run side by side after the AI, because each
-//! declares what it reads and writes and `build()` proved they touch nothing in common.
+//! task's parameters (`Read<Agents>`, `Write<Audio>`, ...) declare what it reads and
+//! writes, and `build()` proved they touch nothing in common.
 //! The physics node is the engine's own step graph (`World::step_graph`), embedded as a
 //! subgraph: each frame the world lends its parts to the frame's context
 //! (`World::lend_to`), the frame runs, and the world takes them back (`World::take_back`). `present` is pinned to the main thread
@@ -24,11 +25,12 @@
 //! `--threads N` starts N worker threads; the main thread works too while it waits.
 #![forbid(unsafe_code)]
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use joule_graph::{Context, Graph, GraphBuilder};
+use joule_graph::{Context, Graph, Read, Write};
 use joule_jobs::JobSystem;
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
@@ -143,10 +145,9 @@ fn physics_world(jobs: &JobSystem) -> World {
 
 fn frame_graph(jobs: &JobSystem, physics: &Graph) -> Graph {
     let main = jobs.register_current_thread();
-    let mut b = GraphBuilder::new();
+    let mut b = Graph::builder();
     let input = b
-        .task("input", |cx| {
-            let mut input = cx.write::<Input>();
+        .task("input", |mut input: Write<Input>| {
             input.frame += 1;
             input.time += DT;
             input.target = [
@@ -154,19 +155,17 @@ fn frame_graph(jobs: &JobSystem, physics: &Graph) -> Graph {
                 40.0 * (input.time * 0.9).sin(),
             ];
         })
-        .writes::<Input>()
         .id();
     let ai = b
         .parallel_for(
             "ai",
-            |cx| 0..cx.read::<Agents>().len(),
+            // Taking `Agents` as a `Write` here declares the loop a writer of it; the
+            // chunks take it as a `Read` so they run at once, each writing its blocks
+            // through their locks.
+            |agents: Write<Agents>| 0..agents.len(),
             BLOCK,
-            |cx, range| {
-                let (target, time) = {
-                    let input = cx.read::<Input>();
-                    (input.target, input.time)
-                };
-                let agents = cx.read::<Agents>();
+            |range: Range<usize>, input: Read<Input>, agents: Read<Agents>| {
+                let (target, time) = (input.target, input.time);
                 // The range is whole blocks (the grain), so each block is locked by one
                 // chunk only.
                 for block in range.start / BLOCK..range.end.div_ceil(BLOCK) {
@@ -188,54 +187,45 @@ fn frame_graph(jobs: &JobSystem, physics: &Graph) -> Graph {
                 }
             },
         )
-        .reads::<Input>()
-        .writes::<Agents>()
         .after(input)
         .id();
     let animation = b
-        .task("animation", |cx| {
-            let agents = cx.read::<Agents>();
-            let mut anim = cx.write::<Animation>();
-            anim.poses.clear();
-            agents.for_each(|a| anim.poses.push((a.phase * 2.0).sin()));
-        })
-        .reads::<Agents>()
-        .writes::<Animation>()
+        .task(
+            "animation",
+            |agents: Read<Agents>, mut anim: Write<Animation>| {
+                anim.poses.clear();
+                agents.for_each(|a| anim.poses.push((a.phase * 2.0).sin()));
+            },
+        )
         .after(ai)
         .id();
     let audio = b
-        .task("audio", |cx| {
+        .task("audio", |agents: Read<Agents>, mut audio: Write<Audio>| {
             let mut speed = 0.0f32;
-            cx.read::<Agents>()
-                .for_each(|a| speed += a.vel[0].abs() + a.vel[1].abs());
-            cx.write::<Audio>().loudness = speed / AGENTS as f32;
+            agents.for_each(|a| speed += a.vel[0].abs() + a.vel[1].abs());
+            audio.loudness = speed / AGENTS as f32;
         })
-        .reads::<Agents>()
-        .writes::<Audio>()
         .after(ai)
         .id();
     let physics = b.subgraph("physics", physics).after(ai).id();
     let render = b
-        .task("render_prep", |cx| {
-            let anim = cx.read::<Animation>();
-            let visible = anim.poses.iter().filter(|&&p| p > -0.9).count();
-            let loud = cx.read::<Audio>().loudness;
-            let mut list = cx.write::<RenderList>();
-            list.sprites = visible + usize::from(loud > 0.0);
-        })
-        .reads::<Animation>()
-        .reads::<Audio>()
-        .writes::<RenderList>()
+        .task(
+            "render_prep",
+            |anim: Read<Animation>, audio: Read<Audio>, mut list: Write<RenderList>| {
+                let visible = anim.poses.iter().filter(|&&p| p > -0.9).count();
+                list.sprites = visible + usize::from(audio.loudness > 0.0);
+            },
+        )
         .after([animation, audio, physics])
         .id();
-    b.task("present", |cx| {
-        // Stands in for a graphics call that must happen on the main thread.
-        let sprites = cx.read::<RenderList>().sprites;
-        std::hint::black_box(sprites);
-        cx.write::<FrameStats>().presented += 1;
-    })
-    .reads::<RenderList>()
-    .writes::<FrameStats>()
+    b.task(
+        "present",
+        |list: Read<RenderList>, mut stats: Write<FrameStats>| {
+            // Stands in for a graphics call that must happen on the main thread.
+            std::hint::black_box(list.sprites);
+            stats.presented += 1;
+        },
+    )
     .on_thread(main)
     .after(render);
     b.build().expect("the frame graph is valid")

@@ -140,6 +140,12 @@ impl fmt::Debug for Graph {
 }
 
 impl Graph {
+    /// A builder for a new graph (the same as `GraphBuilder::default()`).
+    #[must_use]
+    pub fn builder() -> crate::GraphBuilder {
+        crate::GraphBuilder::default()
+    }
+
     pub(crate) fn from_inner(inner: GraphInner) -> Self {
         Self {
             inner: Arc::new(inner),

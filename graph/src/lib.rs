@@ -1,15 +1,21 @@
 //! joule-graph: explicit task graphs over joule-jobs, with declared data access,
 //! composition and inspectable traces.
 //!
-//! - **Build** a graph with [`GraphBuilder`]: named tasks of four kinds (a plain task, a
-//!   [parallel-for](GraphBuilder::parallel_for) whose range is computed when it starts, a
-//!   [dynamic](GraphBuilder::dynamic) task that spawns children its successors wait for,
-//!   and a [subgraph](GraphBuilder::subgraph): a built graph embedded as one node), ordered
-//!   by [`after`](TaskMut::after). Dependency counts come from the edges.
-//! - **Declare access**: each task names the resources it [`reads`](TaskMut::reads) and
-//!   [`writes`](TaskMut::writes). [`build`](GraphBuilder::build) rejects cycles and any
-//!   two tasks that may run at once while one writes what the other touches; at run time
-//!   a task reaches only what it declared ([`TaskContext::read`] panics otherwise).
+//! - **Build** a graph with [`Graph::builder`]: named tasks of four kinds (a plain
+//!   [task](GraphBuilder::task), a [parallel-for](GraphBuilder::parallel_for) whose range is
+//!   computed when it starts, a [dynamic](GraphBuilder::dynamic) task that spawns children
+//!   its successors wait for, and a [subgraph](GraphBuilder::subgraph): a built graph
+//!   embedded as one node), ordered by [`after`](TaskMut::after). Dependency counts come
+//!   from the edges.
+//! - **Declare access once**, by the types of a task's parameters (as Bevy systems do): a
+//!   task is a closure such as `|bodies: Read<Bodies>, mut bp: Write<BroadPhase>| ...`,
+//!   and [`Read<T>`] (derefs to `&T`), [`Write<T>`] (`&mut T`), `&JobSystem` and
+//!   [`Spawner<C>`] are all it can touch (see [`Param`]). [`build`](GraphBuilder::build)
+//!   rejects cycles and any two tasks that may run at once while one writes what the other
+//!   touches, naming both and the resource; in debug builds a task checks at run time that
+//!   each parameter it takes was declared. Every parameter needs its type written out,
+//!   including a chunk's `Range<usize>` and a child's value (Rust infers a closure's
+//!   parameter types only from a plain `Fn` bound).
 //! - **Run** with [`Graph::run`] (blocks, the calling thread works, fine with
 //!   `threads(0)`, allocates nothing after the first run) or [`Graph::run_async`]
 //!   (returns at once; a completion job gets the context back). A task's panic reaches the
@@ -20,51 +26,69 @@
 //!   `joule-trace summary|svg|dot FILE` tool reads a saved trace.
 //!
 //! ```
-//! use joule_graph::{Context, GraphBuilder};
+//! use std::ops::Range;
+//!
+//! use joule_graph::{Context, Graph, Read, Spawner, Write};
 //! use joule_jobs::JobSystem;
 //!
 //! struct Positions(Vec<f32>);
 //! struct Speeds(Vec<f32>);
 //! struct Total(f32);
+//! struct Hits(Vec<usize>);
 //!
 //! // A "physics" graph, built once by its crate...
-//! let mut p = GraphBuilder::new();
-//! p.task("integrate", |cx| {
-//!     let v = cx.read::<Speeds>();
-//!     for (x, v) in cx.write::<Positions>().0.iter_mut().zip(&v.0) {
+//! let mut p = Graph::builder();
+//! p.task("integrate", |v: Read<Speeds>, mut x: Write<Positions>| {
+//!     for (x, v) in x.0.iter_mut().zip(&v.0) {
 //!         *x += v * 0.5;
 //!     }
-//! })
-//! .reads::<Speeds>()
-//! .writes::<Positions>();
+//! });
 //! let physics = p.build()?;
 //!
 //! // ...embedded in a game's frame graph beside the game's own tasks.
-//! let mut b = GraphBuilder::new();
+//! let mut b = Graph::builder();
 //! let speeds = b
-//!     .parallel_for("speeds", |cx| 0..cx.read::<Speeds>().0.len(), 64, |_cx, _range| {})
-//!     .reads::<Speeds>()
+//!     .parallel_for(
+//!         "speeds",
+//!         |v: Read<Speeds>| 0..v.0.len(),
+//!         64,
+//!         |range: Range<usize>, v: Read<Speeds>| assert!(v.0[range].iter().all(|&s| s == 1.0)),
+//!     )
 //!     .id();
 //! let step = b.subgraph("physics", &physics).after(speeds).id();
-//! b.task("sum", |cx| cx.write::<Total>().0 = cx.read::<Positions>().0.iter().sum())
-//!     .reads::<Positions>()
-//!     .writes::<Total>()
-//!     .after(step);
+//! let sum = b
+//!     .task("sum", |x: Read<Positions>, mut total: Write<Total>| {
+//!         total.0 = x.0.iter().sum();
+//!     })
+//!     .after(step)
+//!     .id();
+//! // A dynamic task: one child per far-away body, spawned while the graph runs.
+//! b.dynamic(
+//!     "far",
+//!     |x: Read<Positions>, children: Spawner<usize>| {
+//!         (0..x.0.len()).filter(|&i| x.0[i] >= 1.5).for_each(|i| children.spawn(i));
+//!     },
+//!     |i: usize, mut hits: Write<Hits>| hits.0.push(i),
+//! )
+//! .after(step);
 //! let frame = b.build()?;
 //!
 //! let jobs = JobSystem::new(2).unwrap();
 //! let mut ctx = Context::new()
 //!     .with(Positions(vec![0.0; 100]))
 //!     .with(Speeds(vec![1.0; 100]))
-//!     .with(Total(0.0));
+//!     .with(Total(0.0))
+//!     .with(Hits(Vec::new()));
 //! frame.set_tracing(true);
 //! for _ in 0..4 {
 //!     frame.run(&jobs, &mut ctx);
 //! }
 //! assert_eq!(ctx.get_mut::<Total>().unwrap().0, 200.0);
+//! assert_eq!(ctx.get_mut::<Hits>().unwrap().0.len(), 200); // runs 3 and 4, 100 each
 //! let trace = frame.take_trace().unwrap();
 //! println!("{}", trace.summary());
 //! let _perfetto = trace.to_chrome_json();
+//! # let _ = sum;
 //! # Ok::<(), joule_graph::BuildError>(())
 //! ```
 #![forbid(unsafe_code)]
@@ -81,21 +105,29 @@ mod builder;
 #[cfg(not(loom))]
 mod graph;
 #[cfg(not(loom))]
+mod param;
+#[cfg(not(loom))]
 mod run;
 #[cfg(not(loom))]
 mod task;
+#[cfg(not(loom))]
+mod task_fn;
 #[cfg(not(loom))]
 pub mod trace;
 
 #[cfg(not(loom))]
 pub use access::{AccessMode, Context, Read, Write};
 #[cfg(not(loom))]
-pub use builder::{BuildError, GraphBuilder, TaskId, TaskMut};
+pub use builder::{BuildError, ContextStyle, GraphBuilder, TaskId, TaskMut, TypedParams};
 #[cfg(not(loom))]
 pub use graph::Graph;
 #[cfg(not(loom))]
+pub use param::{Param, Spawner};
+#[cfg(not(loom))]
 pub use run::RunHandle;
 #[cfg(not(loom))]
-pub use task::{Spawner, TaskContext, TaskKind};
+pub use task::{ContextSpawner, TaskContext, TaskKind};
+#[cfg(not(loom))]
+pub use task_fn::{TaskFn, TaskFnWith};
 #[cfg(not(loom))]
 pub use trace::{Summary, Trace};

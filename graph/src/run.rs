@@ -40,7 +40,7 @@ use joule_jobs::{Counter, Job, JobSystem, ThreadToken};
 use crate::access::Context;
 use crate::counts::{ChunkRange, DepCounts, JobCount, WorkUnits};
 use crate::graph::{Graph, GraphInner};
-use crate::task::{Body, Spawner, TaskContext};
+use crate::task::{Body, ContextSpawner, TaskContext};
 use crate::trace::record::Recorder;
 use crate::trace::{SpanKind, Trace};
 
@@ -301,10 +301,10 @@ impl RunState {
                     self.span(t, SpanKind::Body, t0);
                 }
             }
-            Body::Dynamic(f) => {
+            Body::Dynamic { body: f, .. } => {
                 let slot = task.slot as usize;
                 self.units.start(slot, 1);
-                let spawner = Spawner { run: self, task: t };
+                let spawner = ContextSpawner { run: self, task: t };
                 self.guard(|| f(&cx, &spawner));
                 if self.tracing {
                     self.span(t, SpanKind::Body, t0);
@@ -341,7 +341,7 @@ impl RunState {
 
     /// Claims and runs chunks of parallel-for `t` until none are left; true when this
     /// thread finished the last one (and so must complete the task).
-    fn run_chunks(&self, t: u32) -> bool {
+    fn run_chunks(self: &Arc<Self>, t: u32) -> bool {
         let task = &self.graph.tasks[t as usize];
         let Body::ParallelFor { body, .. } = &task.body else {
             unreachable!("joule-graph: chunks of a task that is not a parallel-for");
@@ -378,7 +378,7 @@ impl RunState {
     /// Queues a child of dynamic task `t`.
     pub(crate) fn spawn_child<F>(this: &Arc<Self>, t: u32, child: F)
     where
-        F: FnOnce(&TaskContext<'_>, &Spawner<'_>) + Send + 'static,
+        F: FnOnce(&TaskContext<'_>, &ContextSpawner<'_>) + Send + 'static,
     {
         let slot = this.graph.tasks[t as usize].slot as usize;
         this.units.add(slot);
@@ -391,7 +391,7 @@ impl RunState {
             let t0 = if run.tracing { run.now() } else { 0 };
             {
                 let cx = TaskContext { run: &run, task: t };
-                let spawner = Spawner { run: &run, task: t };
+                let spawner = ContextSpawner { run: &run, task: t };
                 run.guard(|| child(&cx, &spawner));
             }
             if run.tracing {

@@ -3,20 +3,26 @@
 //! Four kinds of task, all stored as shared closures so that a built graph can be embedded
 //! in others (flattened) without copying the closures themselves:
 //!
-//! - a **task**: one call of `Fn(&TaskContext)`;
+//! - a **task**: one call of a closure;
 //! - a **parallel-for**: when the task starts it computes its index range from the
 //!   resources it reads, then every thread of the job system claims chunks of it (each a
 //!   multiple of the task's grain, except the last); the task is complete when the last
 //!   chunk is;
-//! - a **dynamic** task: its body receives a [`Spawner`] and may queue children (which may
-//!   queue more); the task is complete, and its successors may start, only when the body
-//!   and every child are done (Jolt's find-collision and CCD jobs);
+//! - a **dynamic** task: its body takes a [`Spawner`](crate::Spawner) and may queue
+//!   children (which may queue more); the task is complete, and its successors may start,
+//!   only when the body and every child are done (Jolt's find-collision and CCD jobs);
 //! - a **join**: no body; the entry and exit of an embedded subgraph.
 //!
-//! A [`TaskContext`] is the task's window on the run: the resources it declared, and the
-//! job system for nested parallel work.
+//! Every closure is stored type-erased as a `Fn(&TaskContext)`: a closure over typed
+//! parameters (see `param.rs`) is wrapped in one that fetches them from the context.
+//!
+//! A [`TaskContext`] is the task's window on the run. Tasks over typed parameters never
+//! see it. Its `read`/`write` methods are the older context-style API, in which a task
+//! declared its access in the builder and reached resources by hand in its body (twice,
+//! and the two could drift apart); it is kept, hidden, only until joule-physics's step is
+//! ported to typed parameters, and will be removed then.
 
-use std::any::{TypeId, type_name};
+use std::any::{Any, TypeId, type_name};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -28,7 +34,10 @@ use crate::run::RunState;
 pub(crate) type TaskFn = Arc<dyn Fn(&TaskContext<'_>) + Send + Sync>;
 pub(crate) type RangeFn = Arc<dyn Fn(&TaskContext<'_>) -> Range<usize> + Send + Sync>;
 pub(crate) type ChunkFn = Arc<dyn Fn(&TaskContext<'_>, Range<usize>) + Send + Sync>;
-pub(crate) type DynamicFn = Arc<dyn Fn(&TaskContext<'_>, &Spawner<'_>) + Send + Sync>;
+pub(crate) type DynamicFn = Arc<dyn Fn(&TaskContext<'_>, &ContextSpawner<'_>) + Send + Sync>;
+/// A dynamic task's child closure for children of type `C`, stored as `dyn Any` in
+/// [`Body::Dynamic`] and downcast by the child job (`build()` checked the type).
+pub(crate) type ChildFn<C> = Box<dyn Fn(C, &TaskContext<'_>) + Send + Sync>;
 
 /// A task's code.
 #[derive(Clone)]
@@ -40,7 +49,11 @@ pub(crate) enum Body {
         grain: usize,
         body: ChunkFn,
     },
-    Dynamic(DynamicFn),
+    Dynamic {
+        body: DynamicFn,
+        /// A [`ChildFn`] (typed dynamic tasks; context-style ones spawn closures instead).
+        child: Option<Arc<dyn Any + Send + Sync>>,
+    },
 }
 
 impl Body {
@@ -49,7 +62,7 @@ impl Body {
             Body::Join => TaskKind::Join,
             Body::Single(_) => TaskKind::Task,
             Body::ParallelFor { .. } => TaskKind::ParallelFor,
-            Body::Dynamic(_) => TaskKind::Dynamic,
+            Body::Dynamic { .. } => TaskKind::Dynamic,
         }
     }
 }
@@ -95,8 +108,12 @@ impl TaskKind {
 /// What a running task sees: the resources it declared, and the job system.
 ///
 /// Children of a dynamic task and chunks of a parallel-for get their task's context.
+///
+/// Tasks over typed parameters never see this type; only the hidden context-style API
+/// (kept until joule-physics's step is ported, see the module docs) hands it out.
+#[doc(hidden)]
 pub struct TaskContext<'a> {
-    pub(crate) run: &'a RunState,
+    pub(crate) run: &'a Arc<RunState>,
     pub(crate) task: u32,
 }
 
@@ -115,23 +132,36 @@ impl<'a> TaskContext<'a> {
         self.run.jobs()
     }
 
-    fn check(&self, id: TypeId, name: &'static str, want: AccessMode) {
+    /// Runs the typed child closure of this (dynamic) task on `child`.
+    pub(crate) fn run_child<C: 'static>(&self, child: C) {
+        let Body::Dynamic { child: Some(f), .. } = &self.run.graph().tasks[self.task as usize].body
+        else {
+            unreachable!("joule-graph: a child of a task without a child closure");
+        };
+        let f = f
+            .downcast_ref::<ChildFn<C>>()
+            .expect("joule-graph: `build` checks that a spawner's child type is the task's");
+        f(child, self);
+    }
+
+    /// Panics unless the task declared `want` (or more) of the resource `id`.
+    pub(crate) fn check(&self, id: TypeId, name: &'static str, want: AccessMode) {
         let declared = self.run.graph().declared(self.task, id);
         match (declared, want) {
             (Some(AccessMode::Write), _) | (Some(AccessMode::Read), AccessMode::Read) => {}
             (Some(AccessMode::Read), AccessMode::Write) => panic!(
-                "joule-graph: task '{}' writes `{name}` but declared only a read; declare \
-                 it with .writes::<{name}>()",
+                "joule-graph: task '{}' writes `{name}` but declared only a read; take a \
+                 `Write<{name}>` (context-style: .writes::<{name}>())",
                 self.task_name()
             ),
             (None, AccessMode::Read) => panic!(
-                "joule-graph: task '{}' reads `{name}`, which it did not declare; declare it \
-                 with .reads::<{name}>()",
+                "joule-graph: task '{}' reads `{name}`, which it did not declare; take a \
+                 `Read<{name}>` (context-style: .reads::<{name}>())",
                 self.task_name()
             ),
             (None, AccessMode::Write) => panic!(
-                "joule-graph: task '{}' writes `{name}`, which it did not declare; declare \
-                 it with .writes::<{name}>()",
+                "joule-graph: task '{}' writes `{name}`, which it did not declare; take a \
+                 `Write<{name}>` (context-style: .writes::<{name}>())",
                 self.task_name()
             ),
         }
@@ -166,21 +196,23 @@ impl<'a> TaskContext<'a> {
     }
 }
 
-/// Queues children of a dynamic task. Its successors start only after every child (and
-/// every grandchild queued by a child) has finished.
-pub struct Spawner<'a> {
+/// Queues children of a context-style dynamic task (hidden; see the module docs). Its
+/// successors start only after every child (and every grandchild queued by a child) has
+/// finished.
+#[doc(hidden)]
+pub struct ContextSpawner<'a> {
     pub(crate) run: &'a Arc<RunState>,
     pub(crate) task: u32,
 }
 
-impl Spawner<'_> {
+impl ContextSpawner<'_> {
     /// Queues `child`, which runs with its task's context and may spawn more children.
     ///
     /// A child job holds the run state, the task index and `child`; when `child` captures
     /// at most 24 bytes the job is stored inline and queueing it allocates nothing.
     pub fn spawn<F>(&self, child: F)
     where
-        F: FnOnce(&TaskContext<'_>, &Spawner<'_>) + Send + 'static,
+        F: FnOnce(&TaskContext<'_>, &ContextSpawner<'_>) + Send + 'static,
     {
         RunState::spawn_child(self.run, self.task, child);
     }

@@ -16,7 +16,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
-use joule_graph::{Context, GraphBuilder};
+use std::ops::Range;
+
+use joule_graph::{Context, Graph, Read, Spawner, Write};
 use joule_jobs::JobSystem;
 
 struct Counting;
@@ -70,68 +72,59 @@ struct Total(AtomicUsize);
 struct Delay(u64);
 
 fn graph(jobs: &JobSystem) -> joule_graph::Graph {
-    let mut p = GraphBuilder::new();
+    let mut p = Graph::builder();
     let a = p
-        .task("a", |cx| {
-            cx.read::<Total>().0.fetch_add(1, Ordering::Relaxed);
+        .task("a", |total: Read<Total>| {
+            total.0.fetch_add(1, Ordering::Relaxed);
         })
-        .reads::<Total>()
         .id();
     p.parallel_for(
         "b",
-        |cx| 0..cx.read::<Items>().0.len(),
+        |items: Read<Items>| 0..items.0.len(),
         32,
-        |cx, r| {
-            let items = cx.read::<Items>();
+        |r: Range<usize>, items: Read<Items>| {
             for i in r {
                 items.0[i].fetch_add(1, Ordering::Relaxed);
             }
         },
     )
-    .reads::<Items>()
     .after(a);
     let physics = p.build().unwrap();
 
     let main = jobs.register_current_thread();
-    let mut b = GraphBuilder::new();
-    let input = b
-        .task("input", |cx| cx.write::<Frame>().0 += 1)
-        .writes::<Frame>()
-        .id();
+    let mut b = Graph::builder();
+    let input = b.task("input", |mut frame: Write<Frame>| frame.0 += 1).id();
     let spread = b
-        .dynamic("spread", |_, sp| {
-            for k in 0..16usize {
-                // Captures 24 bytes, the most `Spawner::spawn` promises to keep inline.
-                let (a, b) = (k / 2, k - k / 2);
-                sp.spawn(move |cx, _| {
-                    cx.read::<Total>()
-                        .0
-                        .fetch_add(k + a + b - k, Ordering::Relaxed);
-                });
-            }
-        })
-        .reads::<Total>()
+        .dynamic(
+            "spread",
+            |sp: Spawner<(usize, usize, usize)>| {
+                for k in 0..16usize {
+                    // 24 bytes, the most `Spawner::spawn` promises to keep inline.
+                    sp.spawn((k, k / 2, k - k / 2));
+                }
+            },
+            |(k, a, b): (usize, usize, usize), total: Read<Total>| {
+                total.0.fetch_add(k + a + b - k, Ordering::Relaxed);
+            },
+        )
         .after(input)
         .id();
     let step = b.subgraph("physics", &physics).after(input).id();
     let sync = b.barrier("sync").after([spread, step]).id();
-    b.task("present", |cx| {
-        cx.read::<Total>().0.fetch_add(1, Ordering::Relaxed);
+    b.task("present", |total: Read<Total>| {
+        total.0.fetch_add(1, Ordering::Relaxed);
     })
-    .reads::<Total>()
     .on_thread(main)
     .after(sync);
     if let Some(worker) = jobs.worker_token(0) {
         // While this spins on a worker the caller runs out of work and parks; the warm-up
         // runs make it so, and the counted runs may.
-        b.task("slow", |cx| {
-            let end =
-                std::time::Instant::now() + std::time::Duration::from_micros(cx.read::<Delay>().0);
+        b.task("slow", |delay: Read<Delay>| {
+            let end = std::time::Instant::now() + std::time::Duration::from_micros(delay.0);
             while std::time::Instant::now() < end {
                 std::hint::spin_loop();
             }
         })
-        .reads::<Delay>()
         .on_thread(worker)
         .after(input);
     }

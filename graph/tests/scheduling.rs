@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::{Sequence, for_each_system};
-use joule_graph::{Context, GraphBuilder, Spawner, TaskContext};
+use std::ops::Range;
+
+use joule_graph::{Context, Graph, Read, Spawner, Write};
 
 const RUNS: u32 = 5;
 
@@ -22,28 +24,25 @@ struct Checked(u32);
 #[test]
 fn barriers_128_tasks_each_increment_their_own_slot_once() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
-        let begin = b
-            .task("begin", |cx| cx.write::<RunNo>().0 += 1)
-            .writes::<RunNo>()
-            .id();
+        let mut b = Graph::builder();
+        let begin = b.task("begin", |mut run: Write<RunNo>| run.0 += 1).id();
         let mut gate = b.barrier("barrier 0").after(begin).id();
         for stage in 0..4usize {
             let mut stage_tasks = Vec::new();
             for k in 0..32usize {
                 let slot = stage * 32 + k;
                 let id = b
-                    .task(format!("inc {slot}"), move |cx| {
-                        let run = cx.read::<RunNo>().0;
-                        let slots = cx.read::<Slots>();
-                        // Every slot of the previous stage is done for this run.
-                        for prev in (stage.saturating_sub(1) * 32)..(stage * 32) {
-                            assert_eq!(slots.0[prev].load(Ordering::Relaxed), run);
-                        }
-                        slots.0[slot].fetch_add(1, Ordering::Relaxed);
-                    })
-                    .reads::<Slots>()
-                    .reads::<RunNo>()
+                    .task(
+                        format!("inc {slot}"),
+                        move |slots: Read<Slots>, run: Read<RunNo>| {
+                            let run = run.0;
+                            // Every slot of the previous stage is done for this run.
+                            for prev in (stage.saturating_sub(1) * 32)..(stage * 32) {
+                                assert_eq!(slots.0[prev].load(Ordering::Relaxed), run);
+                            }
+                            slots.0[slot].fetch_add(1, Ordering::Relaxed);
+                        },
+                    )
                     .after(gate)
                     .id();
                 stage_tasks.push(id);
@@ -53,19 +52,13 @@ fn barriers_128_tasks_each_increment_their_own_slot_once() {
                 .after(stage_tasks)
                 .id();
         }
-        b.task("check", |cx| {
-            let run = cx.read::<RunNo>().0;
-            assert!(
-                cx.read::<Slots>()
-                    .0
-                    .iter()
-                    .all(|s| s.load(Ordering::Relaxed) == run)
-            );
-            cx.write::<Checked>().0 += 1;
-        })
-        .reads::<Slots>()
-        .reads::<RunNo>()
-        .writes::<Checked>()
+        b.task(
+            "check",
+            |slots: Read<Slots>, run: Read<RunNo>, mut checked: Write<Checked>| {
+                assert!(slots.0.iter().all(|s| s.load(Ordering::Relaxed) == run.0));
+                checked.0 += 1;
+            },
+        )
         .after(gate);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -97,16 +90,14 @@ struct Positions {
 #[test]
 fn chain_of_128_added_in_reverse_runs_in_dependency_order() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
+        let mut b = Graph::builder();
         let mut ids = vec![None; 128];
         for i in (0..128).rev() {
             let id = b
-                .task(format!("link {i}"), move |cx| {
-                    let p = cx.read::<Positions>();
+                .task(format!("link {i}"), move |p: Read<Positions>| {
                     let at = p.next.fetch_add(1, Ordering::SeqCst);
                     p.of[i].store(at, Ordering::SeqCst);
                 })
-                .reads::<Positions>()
                 .id();
             ids[i] = Some(id);
         }
@@ -138,26 +129,19 @@ struct D(u64);
 #[test]
 fn diamond_joins_both_branches() {
     for_each_system(|jobs| {
-        let mut g = GraphBuilder::new();
-        let a = g.task("a", |cx| cx.write::<A>().0 += 1).writes::<A>().id();
+        let mut g = Graph::builder();
+        let a = g.task("a", |mut a: Write<A>| a.0 += 1).id();
         let b = g
-            .task("b", |cx| cx.write::<B>().0 = cx.read::<A>().0 * 2)
-            .reads::<A>()
-            .writes::<B>()
+            .task("b", |a: Read<A>, mut b: Write<B>| b.0 = a.0 * 2)
             .after(a)
             .id();
         let c = g
-            .task("c", |cx| cx.write::<C>().0 = cx.read::<A>().0 * 3)
-            .reads::<A>()
-            .writes::<C>()
+            .task("c", |a: Read<A>, mut c: Write<C>| c.0 = a.0 * 3)
             .after(a)
             .id();
-        g.task("d", |cx| {
-            cx.write::<D>().0 = cx.read::<B>().0 + cx.read::<C>().0
+        g.task("d", |b: Read<B>, c: Read<C>, mut d: Write<D>| {
+            d.0 = b.0 + c.0
         })
-        .reads::<B>()
-        .reads::<C>()
-        .writes::<D>()
         .after([b, c]);
         let graph = g.build().unwrap();
         let mut ctx = Context::new().with(A(0)).with(B(0)).with(C(0)).with(D(0));
@@ -177,26 +161,21 @@ struct Joined(Vec<usize>);
 #[test]
 fn fan_out_fan_in_of_1000() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
-        let source = b.task("source", |_| {}).id();
+        let mut b = Graph::builder();
+        let source = b.task("source", || {}).id();
         let middle: Vec<_> = (0..1000)
             .map(|i| {
-                b.task(format!("m{i}"), move |cx| {
-                    let h = cx.read::<Hits>();
+                b.task(format!("m{i}"), move |h: Read<Hits>| {
                     h.0[i].fetch_add(1, Ordering::Relaxed);
                     h.1.fetch_add(1, Ordering::Relaxed);
                 })
-                .reads::<Hits>()
                 .after(source)
                 .id()
             })
             .collect();
-        b.task("sink", |cx| {
-            let seen = cx.read::<Hits>().1.load(Ordering::Relaxed);
-            cx.write::<Joined>().0.push(seen);
+        b.task("sink", |h: Read<Hits>, mut joined: Write<Joined>| {
+            joined.0.push(h.1.load(Ordering::Relaxed));
         })
-        .reads::<Hits>()
-        .writes::<Joined>()
         .after(middle);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -233,39 +212,31 @@ fn parallel_for_covers_its_range_once_in_grain_multiples() {
     const LEN: usize = 10_007; // prime, so the last chunk is short
     const GRAIN: usize = 64;
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
+        let mut b = Graph::builder();
         let lp = b
             .parallel_for(
                 "loop",
-                |cx| 0..cx.read::<Items>().0.len(),
+                |items: Read<Items>| 0..items.0.len(),
                 GRAIN,
-                |cx, r| {
-                    cx.read::<ChunkLog>()
-                        .0
-                        .lock()
-                        .unwrap()
-                        .push((r.start, r.end));
-                    let items = cx.read::<Items>();
+                |r: Range<usize>, items: Read<Items>, log: Read<ChunkLog>| {
+                    log.0.lock().unwrap().push((r.start, r.end));
                     for i in r {
                         items.0[i].fetch_add(1, Ordering::Relaxed);
                     }
                 },
             )
-            .reads::<Items>()
-            .reads::<ChunkLog>()
             .id();
         let empty = b
-            .parallel_for("empty", |_| 5..5, 1, |_, _| panic!("empty range"))
+            .parallel_for("empty", || 5..5, 1, |_: Range<usize>| panic!("empty range"))
             .id();
-        b.task("after", |cx| {
-            let items = cx.read::<Items>();
-            let want = cx.read::<AfterLoop>().0 + 1;
-            assert!(items.0.iter().all(|a| a.load(Ordering::Relaxed) == want));
-            drop(items);
-            cx.write::<AfterLoop>().0 = want;
-        })
-        .reads::<Items>()
-        .writes::<AfterLoop>()
+        b.task(
+            "after",
+            |items: Read<Items>, mut after: Write<AfterLoop>| {
+                let want = after.0 + 1;
+                assert!(items.0.iter().all(|a| a.load(Ordering::Relaxed) == want));
+                after.0 = want;
+            },
+        )
         .after([lp, empty]);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -294,37 +265,30 @@ fn parallel_for_covers_its_range_once_in_grain_multiples() {
 struct Done(AtomicUsize);
 struct SeenDone(Vec<usize>);
 
-fn tree_child(depth: u32) -> impl FnOnce(&TaskContext<'_>, &Spawner<'_>) + Send + 'static {
-    move |cx, sp| {
-        cx.read::<Done>().0.fetch_add(1, Ordering::Relaxed);
-        if depth > 1 {
-            for _ in 0..4 {
-                sp.spawn(tree_child(depth - 1));
-            }
-        }
-    }
-}
-
 /// A dynamic task spawns 4 children, each 4 grandchildren, each 4 great-grandchildren
 /// (4 + 16 + 64 = 84); its successor starts only after all 84 are done.
 #[test]
 fn dynamic_task_successors_wait_for_every_descendant() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
+        let mut b = Graph::builder();
         let spawner = b
-            .dynamic("spawn tree", |_cx, sp| {
-                for _ in 0..4 {
-                    sp.spawn(tree_child(3));
-                }
-            })
-            .reads::<Done>()
+            .dynamic(
+                "spawn tree",
+                |sp: Spawner<u32>| (0..4).for_each(|_| sp.spawn(3)),
+                |depth: u32, done: Read<Done>, sp: Spawner<u32>| {
+                    done.0.fetch_add(1, Ordering::Relaxed);
+                    if depth > 1 {
+                        (0..4).for_each(|_| sp.spawn(depth - 1));
+                    }
+                },
+            )
             .id();
-        b.task("after tree", |cx| {
-            let n = cx.read::<Done>().0.load(Ordering::Relaxed);
-            cx.write::<SeenDone>().0.push(n);
-        })
-        .reads::<Done>()
-        .writes::<SeenDone>()
+        b.task(
+            "after tree",
+            |done: Read<Done>, mut seen: Write<SeenDone>| {
+                seen.0.push(done.0.load(Ordering::Relaxed));
+            },
+        )
         .after(spawner);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -340,29 +304,29 @@ fn dynamic_task_successors_wait_for_every_descendant() {
 
 struct Log(Sequence);
 
-fn logger(what: &'static str) -> impl Fn(&TaskContext<'_>) + Send + Sync + 'static {
-    move |cx| cx.read::<Log>().0.log(what)
-}
-
 /// A graph inside a graph inside a graph: names are prefixed with the subgraph path, and
 /// edges into and out of a subgraph node order all of its tasks.
 #[test]
 fn nested_subgraphs_run_in_order_and_share_the_context() {
-    let mut inner = GraphBuilder::new();
-    let a = inner.task("a", logger("a")).reads::<Log>().id();
-    inner.task("b", logger("b")).reads::<Log>().after(a);
+    let mut inner = Graph::builder();
+    let a = inner.task("a", |log: Read<Log>| log.0.log("a")).id();
+    inner.task("b", |log: Read<Log>| log.0.log("b")).after(a);
     let inner = inner.build().unwrap();
 
-    let mut middle = GraphBuilder::new();
-    let x = middle.task("x", logger("x")).reads::<Log>().id();
+    let mut middle = Graph::builder();
+    let x = middle.task("x", |log: Read<Log>| log.0.log("x")).id();
     let sub = middle.subgraph("inner", &inner).after(x).id();
-    middle.task("y", logger("y")).reads::<Log>().after(sub);
+    middle.task("y", |log: Read<Log>| log.0.log("y")).after(sub);
     let middle = middle.build().unwrap();
 
-    let mut outer = GraphBuilder::new();
-    let start = outer.task("start", logger("start")).reads::<Log>().id();
+    let mut outer = Graph::builder();
+    let start = outer
+        .task("start", |log: Read<Log>| log.0.log("start"))
+        .id();
     let mid = outer.subgraph("middle", &middle).after(start).id();
-    outer.task("end", logger("end")).reads::<Log>().after(mid);
+    outer
+        .task("end", |log: Read<Log>| log.0.log("end"))
+        .after(mid);
     let outer = outer.build().unwrap();
 
     let names: Vec<&str> = outer.task_names().collect();
@@ -391,24 +355,23 @@ struct AfterMain(Vec<usize>);
 fn pinned_task_runs_on_the_main_thread() {
     for_each_system(|jobs| {
         let main = jobs.register_current_thread();
-        let mut b = GraphBuilder::new();
-        let work = b.parallel_for("work", |_| 0..1000, 10, |_, _| {}).id();
+        let mut b = Graph::builder();
+        let work = b
+            .parallel_for("work", || 0..1000, 10, |_: Range<usize>| {})
+            .id();
         let pinned = b
-            .task("main only", |cx| {
-                let seen = cx.read::<MainThread>();
+            .task("main only", |seen: Read<MainThread>| {
                 seen.0.lock().unwrap().push(std::thread::current().id());
-                drop(seen);
             })
-            .reads::<MainThread>()
             .on_thread(main)
             .after(work)
             .id();
-        b.task("after main", |cx| {
-            let n = cx.read::<MainThread>().0.lock().unwrap().len();
-            cx.write::<AfterMain>().0.push(n);
-        })
-        .reads::<MainThread>()
-        .writes::<AfterMain>()
+        b.task(
+            "after main",
+            |seen: Read<MainThread>, mut after: Write<AfterMain>| {
+                after.0.push(seen.0.lock().unwrap().len());
+            },
+        )
         .after(pinned);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -436,17 +399,16 @@ fn pinned_task_runs_on_the_main_thread() {
 #[test]
 fn run_async_hands_the_context_to_the_completion() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
-        let a = b.task("a", |cx| cx.write::<A>().0 += 1).writes::<A>().id();
+        let mut b = Graph::builder();
+        let a = b.task("a", |mut a: Write<A>| a.0 += 1).id();
         b.parallel_for(
             "double",
-            |_| 0..100,
+            || 0..100,
             8,
-            |cx, r| {
-                cx.read::<Hits>().1.fetch_add(r.len(), Ordering::Relaxed);
+            |r: Range<usize>, hits: Read<Hits>| {
+                hits.1.fetch_add(r.len(), Ordering::Relaxed);
             },
         )
-        .reads::<Hits>()
         .after(a);
         let graph = b.build().unwrap();
         let mut ctx = Context::new()
@@ -475,12 +437,11 @@ fn run_async_hands_the_context_to_the_completion() {
 #[test]
 fn many_roots_and_empty_graphs() {
     for_each_system(|jobs| {
-        let mut b = GraphBuilder::new();
+        let mut b = Graph::builder();
         for i in 0..64 {
-            b.task(format!("root {i}"), |cx| {
-                cx.read::<Done>().0.fetch_add(1, Ordering::Relaxed);
-            })
-            .reads::<Done>();
+            b.task(format!("root {i}"), |done: Read<Done>| {
+                done.0.fetch_add(1, Ordering::Relaxed);
+            });
         }
         let graph = b.build().unwrap();
         let mut ctx = Context::new().with(Done(AtomicUsize::new(0)));
@@ -491,7 +452,7 @@ fn many_roots_and_empty_graphs() {
             128
         );
 
-        let empty = GraphBuilder::new().build().unwrap();
+        let empty = Graph::builder().build().unwrap();
         assert!(empty.is_empty());
         empty.run(jobs, &mut ctx);
         let back = Arc::new(AtomicUsize::new(0));
@@ -518,38 +479,32 @@ fn wide_fan_out_with_continuations_and_a_pinned_task() {
     const N: usize = 200;
     for_each_system(|jobs| {
         let main = jobs.register_current_thread();
-        let mut b = GraphBuilder::new();
-        let source = b.task("source", |_| {}).id();
+        let mut b = Graph::builder();
+        let source = b.task("source", || {}).id();
         let mut seconds = Vec::new();
         for i in 0..N {
             let mut first = b
-                .task(format!("first {i}"), move |cx| {
-                    let s = cx.read::<Stamps>();
+                .task(format!("first {i}"), move |s: Read<Stamps>| {
                     let at = s.next.fetch_add(1, Ordering::SeqCst);
                     s.first[i].store(at, Ordering::SeqCst);
                 })
-                .reads::<Stamps>()
                 .after(source);
             if i == 17 {
                 first = first.on_thread(main);
             }
             let first = first.id();
             seconds.push(
-                b.task(format!("second {i}"), move |cx| {
-                    let s = cx.read::<Stamps>();
+                b.task(format!("second {i}"), move |s: Read<Stamps>| {
                     let at = s.next.fetch_add(1, Ordering::SeqCst);
                     s.second[i].store(at, Ordering::SeqCst);
                 })
-                .reads::<Stamps>()
                 .after(first)
                 .id(),
             );
         }
-        b.task("sink", |cx| {
-            let s = cx.read::<Stamps>();
+        b.task("sink", |s: Read<Stamps>| {
             assert_eq!(s.next.load(Ordering::SeqCst) % (2 * N), 0);
         })
-        .reads::<Stamps>()
         .after(seconds);
         let graph = b.build().unwrap();
         let mut ctx = Context::new().with(Stamps {
@@ -578,25 +533,22 @@ fn wide_fan_out_with_continuations_and_a_pinned_task() {
 fn a_pinned_root_runs_from_the_callers_inbox() {
     for_each_system(|jobs| {
         let main = jobs.register_current_thread();
-        let mut b = GraphBuilder::new();
+        let mut b = Graph::builder();
         let root = b
-            .task("main first", |cx| {
-                let h = cx.read::<Hits>();
+            .task("main first", |h: Read<Hits>| {
                 assert_eq!(h.1.load(Ordering::Relaxed) % 100, 0);
                 h.0[0].fetch_add(1, Ordering::Relaxed);
             })
-            .reads::<Hits>()
             .on_thread(main)
             .id();
         b.parallel_for(
             "then all",
-            |_| 0..100,
+            || 0..100,
             4,
-            |cx, r| {
-                cx.read::<Hits>().1.fetch_add(r.len(), Ordering::Relaxed);
+            |r: Range<usize>, hits: Read<Hits>| {
+                hits.1.fetch_add(r.len(), Ordering::Relaxed);
             },
         )
-        .reads::<Hits>()
         .after(root);
         let graph = b.build().unwrap();
         let mut ctx = Context::new().with(Hits(vec![AtomicU32::new(0)], AtomicUsize::new(0)));

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use common::for_each_system;
 use joule_graph::trace::{GraphInfo, Span, SpanKind, TaskInfo, TaskRun};
-use joule_graph::{Context, Graph, GraphBuilder, TaskKind, Trace};
+use std::ops::Range;
+
+use joule_graph::{Context, Graph, Read, Spawner, TaskKind, Trace};
 use serde_json::Value;
 
 fn spin(us: u64) {
@@ -23,31 +25,30 @@ struct Agents(Vec<u32>);
 
 /// input -> ai (parallel-for) -> (anim, audio) -> physics subgraph -> render (dynamic).
 fn frame_graph() -> Graph {
-    let mut p = GraphBuilder::new();
-    let broad = p.task("broad", |_| spin(20)).id();
-    p.task("solve", |_| spin(30)).after(broad);
+    let mut p = Graph::builder();
+    let broad = p.task("broad", || spin(20)).id();
+    p.task("solve", || spin(30)).after(broad);
     let physics = p.build().unwrap();
 
-    let mut b = GraphBuilder::new();
-    let input = b.task("input", |_| spin(10)).id();
+    let mut b = Graph::builder();
+    let input = b.task("input", || spin(10)).id();
     let ai = b
         .parallel_for(
             "ai",
-            |cx| 0..cx.read::<Agents>().0.len(),
+            |agents: Read<Agents>| 0..agents.0.len(),
             16,
-            |_, r| spin(r.len() as u64),
+            |r: Range<usize>| spin(r.len() as u64),
         )
-        .reads::<Agents>()
         .after(input)
         .id();
-    let anim = b.task("anim", |_| spin(15)).after(ai).id();
-    let audio = b.task("audio", |_| spin(5)).after(ai).id();
+    let anim = b.task("anim", || spin(15)).after(ai).id();
+    let audio = b.task("audio", || spin(5)).after(ai).id();
     let step = b.subgraph("physics", &physics).after([anim, audio]).id();
-    b.dynamic("render", |_, sp| {
-        for _ in 0..3 {
-            sp.spawn(|_, _| spin(10));
-        }
-    })
+    b.dynamic(
+        "render",
+        |sp: Spawner<u64>| (0..3).for_each(|_| sp.spawn(10)),
+        |us: u64| spin(us),
+    )
     .after(step);
     b.build().unwrap()
 }
