@@ -21,12 +21,15 @@
 pub mod listener;
 pub(crate) mod trace;
 
-use joule_graph::{BuildError, Graph, GraphBuilder, TaskContext};
+use std::sync::Mutex;
+
+use joule_graph::{BuildError, Graph, Read, Spawner, Write};
+use joule_jobs::JobSystem;
 
 use crate::body::Bodies;
 use crate::body::filter::ExclusionList;
 use crate::collision::broad_phase::BroadPhase;
-use crate::collision::ccd::{self, CcdState};
+use crate::collision::ccd::{self, CcdHit, CcdState};
 use crate::collision::pipeline::{self, CollisionSettings, Scratch};
 use crate::contact::ContactManager;
 use crate::dynamics::island::{self, IslandScratch, SleepEvent};
@@ -51,8 +54,14 @@ pub(crate) struct Lent(pub bool);
 #[derive(Default)]
 pub(crate) struct SleepEvents(pub Vec<SleepEvent>);
 
-fn span(cx: &TaskContext<'_>, name: &'static str, f: impl FnOnce()) {
-    let jobs = cx.jobs();
+/// The CCD casts' hits of the running step, pushed by the cast jobs (each holds its reads
+/// for its whole run, so they share this one lock instead of writing `CcdState`); the
+/// resolve stage moves them into `CcdState` and sorts them, so the order they came in
+/// does not reach the results.
+#[derive(Default)]
+pub(crate) struct CcdHits(pub Mutex<Vec<CcdHit>>);
+
+fn span(jobs: &JobSystem, name: &'static str, f: impl FnOnce()) {
     let start = jobs.now_ns();
     f();
     jobs.record_span(name, start, jobs.now_ns());
@@ -66,290 +75,268 @@ fn collision_settings(desc: &WorldDesc, dt: f32) -> CollisionSettings {
     }
 }
 
-/// Builds the step graph.
+/// Builds the step graph. Each stage's parameters are what it reads and writes; the graph
+/// derives its declared access from their types.
 pub(crate) fn build() -> Result<Graph, BuildError> {
-    let mut b = GraphBuilder::new();
+    let mut b = Graph::builder();
     let listeners = b
-        .task(STAGES[0], |cx| {
-            span(cx, STAGES[0], || {
-                let dt = cx.read::<StepDt>().0;
-                let mut listeners = cx.write::<StepListeners>();
-                let mut bodies = cx.write::<Bodies>();
-                let mut sleep = cx.write::<SleepEvents>();
-                listeners.run(StepPhase::Before, &mut bodies, &mut sleep.0, dt);
-            });
-        })
-        .reads::<StepDt>()
-        .writes::<StepListeners>()
-        .writes::<Bodies>()
-        .writes::<SleepEvents>()
+        .task(
+            STAGES[0],
+            |jobs: &JobSystem,
+             dt: Read<StepDt>,
+             mut listeners: Write<StepListeners>,
+             mut bodies: Write<Bodies>,
+             mut sleep: Write<SleepEvents>| {
+                span(jobs, STAGES[0], || {
+                    listeners.run(StepPhase::Before, &mut bodies, &mut sleep.0, dt.0);
+                });
+            },
+        )
         .id();
     let broadphase = b
-        .task(STAGES[1], |cx| {
-            span(cx, STAGES[1], || {
-                let bodies = cx.read::<Bodies>();
-                let mut bp = cx.write::<BroadPhase>();
-                let mut scratch = cx.write::<Scratch>();
-                pipeline::update_broad_phase(cx.jobs(), &bodies, &mut bp, &mut scratch);
-            });
-        })
-        .reads::<Bodies>()
-        .writes::<BroadPhase>()
-        .writes::<Scratch>()
+        .task(
+            STAGES[1],
+            |jobs: &JobSystem,
+             bodies: Read<Bodies>,
+             mut bp: Write<BroadPhase>,
+             mut scratch: Write<Scratch>| {
+                span(jobs, STAGES[1], || {
+                    pipeline::update_broad_phase(jobs, &bodies, &mut bp, &mut scratch);
+                });
+            },
+        )
         .after([listeners])
         .id();
     let find = b
-        .task(STAGES[2], |cx| {
-            span(cx, STAGES[2], || {
-                let bodies = cx.read::<Bodies>();
-                let desc = cx.read::<WorldDesc>();
-                let exclusions = cx.read::<ExclusionList>();
-                let mixing = cx.read::<MaterialMixing>();
-                let mut bp = cx.write::<BroadPhase>();
-                let mut contacts = cx.write::<ContactManager>();
-                let mut scratch = cx.write::<Scratch>();
-                pipeline::find_new_contacts(
-                    cx.jobs(),
-                    &bodies,
-                    &mut bp,
-                    &mut contacts,
-                    &exclusions,
-                    &desc.layers,
-                    &mixing,
-                    &mut scratch,
-                );
-            });
-        })
-        .reads::<Bodies>()
-        .reads::<WorldDesc>()
-        .reads::<ExclusionList>()
-        .reads::<MaterialMixing>()
-        .writes::<BroadPhase>()
-        .writes::<ContactManager>()
-        .writes::<Scratch>()
+        .task(
+            STAGES[2],
+            |jobs: &JobSystem,
+             bodies: Read<Bodies>,
+             desc: Read<WorldDesc>,
+             exclusions: Read<ExclusionList>,
+             mixing: Read<MaterialMixing>,
+             mut bp: Write<BroadPhase>,
+             mut contacts: Write<ContactManager>,
+             mut scratch: Write<Scratch>| {
+                span(jobs, STAGES[2], || {
+                    pipeline::find_new_contacts(
+                        jobs,
+                        &bodies,
+                        &mut bp,
+                        &mut contacts,
+                        &exclusions,
+                        &desc.layers,
+                        &mixing,
+                        &mut scratch,
+                    );
+                });
+            },
+        )
         .after([broadphase])
         .id();
     let narrow = b
-        .task(STAGES[3], |cx| {
-            span(cx, STAGES[3], || {
-                let bodies = cx.read::<Bodies>();
-                let bp = cx.read::<BroadPhase>();
-                let desc = cx.read::<WorldDesc>();
-                let dt = cx.read::<StepDt>().0;
-                let mut contacts = cx.write::<ContactManager>();
-                pipeline::update_contacts(
-                    cx.jobs(),
-                    &bodies,
-                    &bp,
-                    &cx.read::<MaterialMixing>(),
-                    &cx.read::<ExclusionList>(),
-                    &mut contacts,
-                    &collision_settings(&desc, dt),
-                );
-            });
-        })
-        .reads::<Bodies>()
-        .reads::<BroadPhase>()
-        .reads::<WorldDesc>()
-        .reads::<StepDt>()
-        .reads::<MaterialMixing>()
-        .reads::<ExclusionList>()
-        .writes::<ContactManager>()
+        .task(
+            STAGES[3],
+            |jobs: &JobSystem,
+             bodies: Read<Bodies>,
+             bp: Read<BroadPhase>,
+             desc: Read<WorldDesc>,
+             dt: Read<StepDt>,
+             mixing: Read<MaterialMixing>,
+             exclusions: Read<ExclusionList>,
+             mut contacts: Write<ContactManager>| {
+                span(jobs, STAGES[3], || {
+                    pipeline::update_contacts(
+                        jobs,
+                        &bodies,
+                        &bp,
+                        &mixing,
+                        &exclusions,
+                        &mut contacts,
+                        &collision_settings(&desc, dt.0),
+                    );
+                });
+            },
+        )
         .after([find])
         .id();
     let events = b
-        .task(STAGES[4], |cx| {
-            span(cx, STAGES[4], || {
-                let desc = cx.read::<WorldDesc>();
-                let mut contacts = cx.write::<ContactManager>();
-                let mut events = cx.write::<Events>();
-                let mut bodies = cx.write::<Bodies>();
-                let mut sleep = cx.write::<SleepEvents>();
-                pipeline::finish_contacts(
-                    &mut contacts,
-                    &collision_settings(&desc, 0.0),
-                    &mut events,
-                );
-                events.sort();
-                island::wake_touched(&mut bodies, &mut contacts, &mut sleep.0);
-            });
-        })
-        .reads::<WorldDesc>()
-        .writes::<ContactManager>()
-        .writes::<Events>()
-        .writes::<Bodies>()
-        .writes::<SleepEvents>()
+        .task(
+            STAGES[4],
+            |jobs: &JobSystem,
+             desc: Read<WorldDesc>,
+             mut contacts: Write<ContactManager>,
+             mut events: Write<Events>,
+             mut bodies: Write<Bodies>,
+             mut sleep: Write<SleepEvents>| {
+                span(jobs, STAGES[4], || {
+                    pipeline::finish_contacts(
+                        &mut contacts,
+                        &collision_settings(&desc, 0.0),
+                        &mut events,
+                    );
+                    events.sort();
+                    island::wake_touched(&mut bodies, &mut contacts, &mut sleep.0);
+                });
+            },
+        )
         .after([narrow])
         .id();
     let graph = b
-        .task(STAGES[5], |cx| {
-            span(cx, STAGES[5], || {
-                let desc = cx.read::<WorldDesc>();
-                let dt = cx.read::<StepDt>().0;
-                let bodies = cx.read::<Bodies>();
-                let contacts = cx.read::<ContactManager>();
-                let mut joints = cx.write::<Joints>();
-                let mut scratch = cx.write::<SolverScratch>();
-                solver::prepare(
-                    cx.jobs(),
-                    &bodies,
-                    &contacts,
-                    &mut joints,
-                    Vec3A::from(desc.gravity),
-                    dt,
-                    &desc.solver,
-                    &mut scratch,
-                );
-            });
-        })
-        .reads::<WorldDesc>()
-        .reads::<StepDt>()
-        .reads::<Bodies>()
-        .reads::<ContactManager>()
-        .writes::<Joints>()
-        .writes::<SolverScratch>()
+        .task(
+            STAGES[5],
+            |jobs: &JobSystem,
+             desc: Read<WorldDesc>,
+             dt: Read<StepDt>,
+             bodies: Read<Bodies>,
+             contacts: Read<ContactManager>,
+             mut joints: Write<Joints>,
+             mut scratch: Write<SolverScratch>| {
+                span(jobs, STAGES[5], || {
+                    solver::prepare(
+                        jobs,
+                        &bodies,
+                        &contacts,
+                        &mut joints,
+                        Vec3A::from(desc.gravity),
+                        dt.0,
+                        &desc.solver,
+                        &mut scratch,
+                    );
+                });
+            },
+        )
         .after([events])
         .id();
     let solve = b
-        .task(STAGES[6], |cx| {
-            span(cx, STAGES[6], || {
-                solver::solve(cx.jobs(), &mut cx.write::<SolverScratch>());
-            });
-        })
-        .writes::<SolverScratch>()
+        .task(
+            STAGES[6],
+            |jobs: &JobSystem, mut scratch: Write<SolverScratch>| {
+                span(jobs, STAGES[6], || solver::solve(jobs, &mut scratch));
+            },
+        )
         .after([graph])
         .id();
     let integrate = b
-        .task(STAGES[7], |cx| {
-            span(cx, STAGES[7], || {
-                let mut scratch = cx.write::<SolverScratch>();
-                let mut bodies = cx.write::<Bodies>();
-                let mut contacts = cx.write::<ContactManager>();
-                let mut joints = cx.write::<Joints>();
-                solver::finish(
-                    cx.jobs(),
-                    &mut bodies,
-                    &mut contacts,
-                    &mut joints,
-                    &mut scratch,
-                );
-            });
-        })
-        .writes::<SolverScratch>()
-        .writes::<Bodies>()
-        .writes::<ContactManager>()
-        .writes::<Joints>()
+        .task(
+            STAGES[7],
+            |jobs: &JobSystem,
+             mut scratch: Write<SolverScratch>,
+             mut bodies: Write<Bodies>,
+             mut contacts: Write<ContactManager>,
+             mut joints: Write<Joints>| {
+                span(jobs, STAGES[7], || {
+                    solver::finish(jobs, &mut bodies, &mut contacts, &mut joints, &mut scratch);
+                });
+            },
+        )
         .after([solve])
         .id();
     let find_ccd = b
-        .dynamic(STAGES[8], |cx, spawner| {
-            span(cx, STAGES[8], || {
-                let bodies = cx.read::<Bodies>();
-                let mut state = cx.write::<CcdState>();
-                ccd::collect_candidates(&bodies, &mut state);
-                for i in 0..state.candidates.len() as u32 {
-                    spawner.spawn(move |cx, _| {
-                        span(cx, STAGES[8], || {
-                            let hit = {
-                                let st = cx.read::<CcdState>();
-                                let bodies = cx.read::<Bodies>();
-                                let bp = cx.read::<BroadPhase>();
-                                let desc = cx.read::<WorldDesc>();
-                                let exclusions = cx.read::<ExclusionList>();
-                                ccd::cast_body(
-                                    &bodies,
-                                    &bp,
-                                    &desc.layers,
-                                    &exclusions,
-                                    &st,
-                                    i as usize,
-                                )
-                            };
-                            if let Some(hit) = hit {
-                                cx.write::<CcdState>().hits.push(hit);
-                            }
-                        });
-                    });
-                }
-            });
-        })
-        .reads::<Bodies>()
-        .reads::<BroadPhase>()
-        .reads::<WorldDesc>()
-        .reads::<ExclusionList>()
-        .writes::<CcdState>()
+        .dynamic(
+            STAGES[8],
+            |jobs: &JobSystem,
+             bodies: Read<Bodies>,
+             mut state: Write<CcdState>,
+             spawner: Spawner<u32>| {
+                span(jobs, STAGES[8], || {
+                    ccd::collect_candidates(&bodies, &mut state);
+                    for i in 0..state.candidates.len() as u32 {
+                        spawner.spawn(i);
+                    }
+                });
+            },
+            |i: u32,
+             jobs: &JobSystem,
+             state: Read<CcdState>,
+             bodies: Read<Bodies>,
+             bp: Read<BroadPhase>,
+             desc: Read<WorldDesc>,
+             exclusions: Read<ExclusionList>,
+             hits: Read<CcdHits>| {
+                span(jobs, STAGES[8], || {
+                    let hit =
+                        ccd::cast_body(&bodies, &bp, &desc.layers, &exclusions, &state, i as usize);
+                    if let Some(hit) = hit {
+                        hits.0
+                            .lock()
+                            .expect("a cast job panicked while it pushed a hit")
+                            .push(hit);
+                    }
+                });
+            },
+        )
         .after([integrate])
         .id();
     let resolve_ccd = b
-        .task(STAGES[9], |cx| {
-            span(cx, STAGES[9], || {
-                let desc = cx.read::<WorldDesc>();
-                let mixing = cx.read::<MaterialMixing>();
-                let mut bodies = cx.write::<Bodies>();
-                let mut state = cx.write::<CcdState>();
-                let mut sleep = cx.write::<SleepEvents>();
-                let response = ccd::CcdResponse {
-                    mixing: &mixing,
-                    restitution_threshold: desc.solver.restitution_threshold,
-                };
-                ccd::resolve(&mut bodies, &mut state, &response, &mut sleep.0);
-            });
-        })
-        .reads::<WorldDesc>()
-        .reads::<MaterialMixing>()
-        .writes::<Bodies>()
-        .writes::<CcdState>()
-        .writes::<SleepEvents>()
+        .task(
+            STAGES[9],
+            |jobs: &JobSystem,
+             desc: Read<WorldDesc>,
+             mixing: Read<MaterialMixing>,
+             mut bodies: Write<Bodies>,
+             mut state: Write<CcdState>,
+             mut hits: Write<CcdHits>,
+             mut sleep: Write<SleepEvents>| {
+                span(jobs, STAGES[9], || {
+                    let found = hits
+                        .0
+                        .get_mut()
+                        .expect("a cast job panicked while it pushed a hit");
+                    state.hits.append(found);
+                    let response = ccd::CcdResponse {
+                        mixing: &mixing,
+                        restitution_threshold: desc.solver.restitution_threshold,
+                    };
+                    ccd::resolve(&mut bodies, &mut state, &response, &mut sleep.0);
+                });
+            },
+        )
         .after([find_ccd])
         .id();
     let sleep = b
-        .task(STAGES[10], |cx| {
-            span(cx, STAGES[10], || {
-                let desc = cx.read::<WorldDesc>();
-                let dt = cx.read::<StepDt>().0;
-                let contacts = cx.read::<ContactManager>();
-                let joints = cx.read::<Joints>();
-                let mut bodies = cx.write::<Bodies>();
-                let mut scratch = cx.write::<IslandScratch>();
-                let mut sleep = cx.write::<SleepEvents>();
-                island::update_sleep(
-                    &mut bodies,
-                    &contacts,
-                    &joints,
-                    &desc.sleep,
-                    dt,
-                    &mut scratch,
-                    &mut sleep.0,
-                );
-            });
-        })
-        .reads::<WorldDesc>()
-        .reads::<StepDt>()
-        .reads::<ContactManager>()
-        .reads::<Joints>()
-        .writes::<Bodies>()
-        .writes::<IslandScratch>()
-        .writes::<SleepEvents>()
+        .task(
+            STAGES[10],
+            |jobs: &JobSystem,
+             desc: Read<WorldDesc>,
+             dt: Read<StepDt>,
+             contacts: Read<ContactManager>,
+             joints: Read<Joints>,
+             mut bodies: Write<Bodies>,
+             mut scratch: Write<IslandScratch>,
+             mut sleep: Write<SleepEvents>| {
+                span(jobs, STAGES[10], || {
+                    island::update_sleep(
+                        &mut bodies,
+                        &contacts,
+                        &joints,
+                        &desc.sleep,
+                        dt.0,
+                        &mut scratch,
+                        &mut sleep.0,
+                    );
+                });
+            },
+        )
         .after([resolve_ccd])
         .id();
-    b.task(STAGES[11], |cx| {
-        span(cx, STAGES[11], || {
-            let dt = cx.read::<StepDt>().0;
-            let mut bodies = cx.write::<Bodies>();
-            for body in &mut bodies.bodies {
-                body.force = Vec3A::ZERO;
-                body.torque = Vec3A::ZERO;
-            }
-            let mut sleep = cx.write::<SleepEvents>();
-            cx.write::<StepListeners>()
-                .run(StepPhase::After, &mut bodies, &mut sleep.0, dt);
-            sleep.0.sort_by_key(|e| (e.body, e.asleep));
-        });
-    })
-    .reads::<StepDt>()
-    .writes::<Bodies>()
-    .writes::<SleepEvents>()
-    .writes::<StepListeners>()
+    b.task(
+        STAGES[11],
+        |jobs: &JobSystem,
+         dt: Read<StepDt>,
+         mut bodies: Write<Bodies>,
+         mut sleep: Write<SleepEvents>,
+         mut listeners: Write<StepListeners>| {
+            span(jobs, STAGES[11], || {
+                for body in &mut bodies.bodies {
+                    body.force = Vec3A::ZERO;
+                    body.torque = Vec3A::ZERO;
+                }
+                listeners.run(StepPhase::After, &mut bodies, &mut sleep.0, dt.0);
+                sleep.0.sort_by_key(|e| (e.body, e.asleep));
+            });
+        },
+    )
     .after([sleep]);
     b.build()
 }

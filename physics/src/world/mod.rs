@@ -497,6 +497,7 @@ impl World {
         lent.0 = true;
         self.swap_parts(ctx);
         slot::<step::StepDt>(ctx).0 = dt;
+        slot::<step::CcdHits>(ctx);
     }
 
     /// Takes the world's parts back from `ctx` after a run of the step graph (see

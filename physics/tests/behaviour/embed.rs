@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::{DT, cube, ground, world};
-use joule_graph::{Context, GraphBuilder};
+use joule_graph::{Context, Graph, Write};
 use joule_physics::math::Vec3;
 
 struct Ai(u32);
@@ -28,14 +28,11 @@ fn the_step_as_a_subgraph_matches_world_step() {
     let mut embedded = build();
 
     let ran_after = Arc::new(AtomicUsize::new(0));
-    let mut b = GraphBuilder::new();
-    let ai = b
-        .task("ai", |cx| cx.write::<Ai>().0 += 1)
-        .writes::<Ai>()
-        .id();
+    let mut b = Graph::builder();
+    let ai = b.task("ai", |mut ai: Write<Ai>| ai.0 += 1).id();
     let physics = b.subgraph("physics", embedded.step_graph()).id();
     let r = ran_after.clone();
-    b.task("render prep", move |_| {
+    b.task("render prep", move || {
         r.fetch_add(1, Ordering::SeqCst);
     })
     .after([ai, physics]);
