@@ -17,12 +17,15 @@
 //! the parent into the child); hinge axes are world X, so elbows bend forward and knees
 //! backward. Connected parts do not collide with each other (the joints' default).
 
-use joule_physics::body::{BodyDesc, BodyId};
+use joule_physics::body::BodyId;
 use joule_physics::error::PhysicsError;
-use joule_physics::joint::{AxisDrive, AxisLimit, JointDesc, JointId, JointKind};
+use joule_physics::joint::JointId;
 use joule_physics::math::Vec3;
-use joule_physics::shape::Shape;
 use joule_physics::world::World;
+
+use crate::scenes::{
+    self, BodySpec, JointFrames, JointSpec, JointType, SceneDesc, SceneKind, ShapeDesc,
+};
 
 /// The bodies and joints of one ragdoll.
 #[derive(Clone, Debug, Default)]
@@ -33,139 +36,96 @@ pub struct Ragdoll {
     pub joints: Vec<JointId>,
 }
 
-fn part(
-    world: &mut World,
-    shape: Shape,
-    at: Vec3,
-    allow_sleep: bool,
-) -> Result<BodyId, PhysicsError> {
-    world.create_body(&BodyDesc {
-        allow_sleep,
-        ..BodyDesc::dynamic(shape, at)
-    })
-}
-
-fn joint(
-    world: &mut World,
-    kind: JointKind,
-    parent: BodyId,
-    child: BodyId,
-    anchor: Vec3,
-    axis: Vec3,
-) -> Result<JointId, PhysicsError> {
-    let (fa, fb) = world.joint_frames_at(Some(parent), child, anchor, axis)?;
-    world.create_joint(&JointDesc::new(kind, Some(parent), child, fa, fb))
-}
-
-fn swing_twist(swing: f32, twist: f32) -> JointKind {
-    JointKind::SwingTwist {
-        swing_half_angle: swing,
-        twist: AxisLimit {
-            lower: -twist,
-            upper: twist,
-        },
+fn capsule(half_height: f32, radius: f32) -> ShapeDesc {
+    ShapeDesc::Capsule {
+        half_height,
+        radius,
     }
 }
 
-fn hinge(lower: f32, upper: f32) -> JointKind {
-    JointKind::Hinge(AxisDrive {
-        limit: Some(AxisLimit { lower, upper }),
-        ..AxisDrive::default()
-    })
+fn swing_twist(swing: f32, twist: f32) -> JointType {
+    JointType::SwingTwist {
+        swing_half_angle: swing,
+        twist_lower: -twist,
+        twist_upper: twist,
+    }
 }
 
-/// Builds a ragdoll standing with its feet at `feet`.
+/// Adds a ragdoll standing with its feet at `feet` to `desc`: its eleven bodies in the
+/// order of [`Ragdoll::bodies`], then its ten joints in the order of [`Ragdoll::joints`].
+pub fn describe_ragdoll(desc: &mut SceneDesc, feet: Vec3, can_sleep: bool) {
+    let at = |x: f32, y: f32| feet + Vec3::new(x, y, 0.0);
+    let part = |desc: &mut SceneDesc, shape: ShapeDesc, p: Vec3| {
+        let shape = desc.add_shape(shape);
+        desc.add_body(BodySpec {
+            can_sleep,
+            ..BodySpec::dynamic(shape, p)
+        })
+    };
+    let pelvis = part(desc, capsule(0.05, 0.12), at(0.0, 1.0));
+    let chest = part(desc, capsule(0.12, 0.14), at(0.0, 1.4));
+    let head = part(desc, ShapeDesc::Sphere { radius: 0.11 }, at(0.0, 1.82));
+    let up = Vec3::Y;
+    let mut joints = vec![
+        (swing_twist(0.5, 0.3), pelvis, chest, at(0.0, 1.2), up),
+        (swing_twist(0.6, 0.8), chest, head, at(0.0, 1.68), up),
+    ];
+    for side in [-1.0f32, 1.0] {
+        let x = 0.3 * side;
+        let upper_arm = part(desc, capsule(0.1, 0.05), at(x, 1.4));
+        let forearm = part(desc, capsule(0.1, 0.045), at(x, 1.08));
+        let hx = 0.1 * side;
+        let thigh = part(desc, capsule(0.13, 0.07), at(hx, 0.62));
+        let shin = part(desc, capsule(0.13, 0.06), at(hx, 0.22));
+        let down = -Vec3::Y;
+        joints.extend([
+            (swing_twist(1.3, 0.6), chest, upper_arm, at(x, 1.55), down),
+            // A forearm turns toward +z for negative angles about +x.
+            (
+                JointType::Hinge {
+                    lower: -2.5,
+                    upper: 0.0,
+                },
+                upper_arm,
+                forearm,
+                at(x, 1.24),
+                Vec3::X,
+            ),
+            (swing_twist(0.9, 0.4), pelvis, thigh, at(hx, 0.82), down),
+            // A shin turns toward -z (the knee bends backward) for positive angles.
+            (
+                JointType::Hinge {
+                    lower: 0.0,
+                    upper: 2.5,
+                },
+                thigh,
+                shin,
+                at(hx, 0.415),
+                Vec3::X,
+            ),
+        ]);
+    }
+    for (kind, a, b, anchor, axis) in joints {
+        desc.joints.push(JointSpec {
+            a,
+            b,
+            kind,
+            frames: JointFrames::World { anchor, axis },
+        });
+    }
+}
+
+/// Builds a ragdoll standing with its feet at `feet` into `world`.
 pub fn build_ragdoll(
     world: &mut World,
     feet: Vec3,
     allow_sleep: bool,
 ) -> Result<Ragdoll, PhysicsError> {
-    let at = |x: f32, y: f32| feet + Vec3::new(x, y, 0.0);
-    let mut r = Ragdoll::default();
-    let pelvis = part(
-        world,
-        Shape::capsule(0.05, 0.12)?,
-        at(0.0, 1.0),
-        allow_sleep,
-    )?;
-    let chest = part(
-        world,
-        Shape::capsule(0.12, 0.14)?,
-        at(0.0, 1.4),
-        allow_sleep,
-    )?;
-    let head = part(world, Shape::sphere(0.11)?, at(0.0, 1.82), allow_sleep)?;
-    r.bodies.extend([pelvis, chest, head]);
-    let up = Vec3::Y;
-    r.joints.push(joint(
-        world,
-        swing_twist(0.5, 0.3),
-        pelvis,
-        chest,
-        at(0.0, 1.2),
-        up,
-    )?);
-    r.joints.push(joint(
-        world,
-        swing_twist(0.6, 0.8),
-        chest,
-        head,
-        at(0.0, 1.68),
-        up,
-    )?);
-    for side in [-1.0f32, 1.0] {
-        let x = 0.3 * side;
-        let upper_arm = part(world, Shape::capsule(0.1, 0.05)?, at(x, 1.4), allow_sleep)?;
-        let forearm = part(world, Shape::capsule(0.1, 0.045)?, at(x, 1.08), allow_sleep)?;
-        let hx = 0.1 * side;
-        let thigh = part(
-            world,
-            Shape::capsule(0.13, 0.07)?,
-            at(hx, 0.62),
-            allow_sleep,
-        )?;
-        let shin = part(
-            world,
-            Shape::capsule(0.13, 0.06)?,
-            at(hx, 0.22),
-            allow_sleep,
-        )?;
-        r.bodies.extend([upper_arm, forearm, thigh, shin]);
-        let down = -Vec3::Y;
-        r.joints.push(joint(
-            world,
-            swing_twist(1.3, 0.6),
-            chest,
-            upper_arm,
-            at(x, 1.55),
-            down,
-        )?);
-        // A forearm turns toward +z for negative angles about +x.
-        r.joints.push(joint(
-            world,
-            hinge(-2.5, 0.0),
-            upper_arm,
-            forearm,
-            at(x, 1.24),
-            Vec3::X,
-        )?);
-        r.joints.push(joint(
-            world,
-            swing_twist(0.9, 0.4),
-            pelvis,
-            thigh,
-            at(hx, 0.82),
-            down,
-        )?);
-        // A shin turns toward -z (the knee bends backward) for positive angles.
-        r.joints.push(joint(
-            world,
-            hinge(0.0, 2.5),
-            thigh,
-            shin,
-            at(hx, 0.415),
-            Vec3::X,
-        )?);
-    }
-    Ok(r)
+    let mut desc = SceneDesc::new(SceneKind::Ragdolls);
+    describe_ragdoll(&mut desc, feet, allow_sleep);
+    let scene = scenes::build_desc(&desc, world)?;
+    Ok(Ragdoll {
+        bodies: scene.bodies,
+        joints: scene.joints,
+    })
 }

@@ -17,8 +17,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use joule_benches::peers;
-use joule_benches::scene_desc::{self, SceneDesc};
-use joule_examples::scenes::SceneKind;
+use joule_examples::scenes::{self, SceneKind};
+use joule_physics::math::Vec3;
 
 struct Run {
     mean: f64,
@@ -51,16 +51,14 @@ fn child(engine: &str, kind: SceneKind, threads: usize) -> Result<(), String> {
         e.step();
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let elapsed = (warmup + timed) as f32 / 60.0;
-    let s = match scene_desc::describe(kind) {
-        Some(desc) => scene_desc::sanity(&desc, &e.dynamic_positions(), e.asleep(), elapsed),
-        // Scenes with joints, meshes or heightfields are not described as plain data yet,
-        // so only joule and Rapier build them and no common sanity check exists.
-        None => scene_desc::Sanity {
-            line: format!("no common sanity check yet; asleep {}", e.asleep()),
-            ok: true,
-        },
-    };
+    let desc = scenes::describe(kind);
+    let elapsed = (warmup + timed) as f32 * desc.dt;
+    let positions: Vec<Vec3> = e
+        .dynamic_positions()
+        .into_iter()
+        .map(Vec3::from_array)
+        .collect();
+    let s = scenes::sanity(&desc, &positions, e.asleep(), elapsed);
     let mean = ms.iter().sum::<f64>() / ms.len() as f64;
     ms.sort_by(f64::total_cmp);
     let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
@@ -115,10 +113,7 @@ fn main() -> Result<(), String> {
         return child(&args[1], kind, threads);
     }
     let mut threads = vec![1, 2];
-    let mut scenes: Vec<SceneKind> = SceneKind::ALL
-        .into_iter()
-        .filter(|&k| scene_desc::describe(k).is_some())
-        .collect();
+    let mut kinds: Vec<SceneKind> = SceneKind::ALL.to_vec();
     let mut engines: Vec<String> = peers::available().iter().map(|s| s.to_string()).collect();
     let mut runs = 3usize;
     let mut it = args.iter();
@@ -126,7 +121,7 @@ fn main() -> Result<(), String> {
         let v = it.next().ok_or(format!("{a} needs a value"))?;
         match a.as_str() {
             "--threads" => threads = list(v, |s| s.parse().ok())?,
-            "--scenes" => scenes = list(v, SceneKind::from_name)?,
+            "--scenes" => kinds = list(v, SceneKind::from_name)?,
             "--engines" => engines = list(v, |s| Some(s.to_string()))?,
             "--runs" => runs = v.parse().map_err(|_| "bad --runs")?,
             _ => {
@@ -141,9 +136,8 @@ fn main() -> Result<(), String> {
         "| scene | bodies | threads | engine | mean ms | p50 | p99 | joule / engine | peak MB | sanity |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for &kind in &scenes {
-        let bodies = scene_desc::describe(kind)
-            .map_or("–".to_string(), |d: SceneDesc| d.bodies.len().to_string());
+    for &kind in &kinds {
+        let bodies = scenes::describe(kind).bodies.len();
         for &t in &threads {
             let mut rows: Vec<(String, Result<Run, String>)> = Vec::new();
             for engine in &engines {

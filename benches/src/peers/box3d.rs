@@ -11,8 +11,10 @@ use std::ffi::{c_char, c_void};
 use boxddd_sys::ffi as b3;
 use joule_jobs::{Counter, JobSystem};
 
+use joule_examples::scenes::{JointFrames, JointType, Motion, SceneDesc, ShapeDesc};
+use joule_physics::math::{Quat, Vec3};
+
 use super::Engine;
-use crate::scene_desc::{DENSITY, FRICTION, SceneDesc, ShapeDesc};
 
 /// Box3D's substeps per step (its samples' default).
 pub const SUBSTEPS: i32 = 4;
@@ -21,6 +23,7 @@ pub const SUBSTEPS: i32 = 4;
 pub struct Box3dEngine {
     world: b3::b3WorldId,
     dynamic: Vec<b3::b3BodyId>,
+    dt: f32,
     /// Borrowed by the task callbacks through `userTaskContext`; boxed so its address is
     /// stable, and dropped only after the world is destroyed.
     _jobs: Box<JobSystem>,
@@ -70,12 +73,75 @@ unsafe extern "C" fn finish_task(user_task: *mut c_void, user_context: *mut c_vo
     jobs.wait(&counter);
 }
 
-fn v3(a: [f32; 3]) -> b3::b3Vec3 {
+fn v3(a: Vec3) -> b3::b3Vec3 {
     b3::b3Vec3 {
-        x: a[0],
-        y: a[1],
-        z: a[2],
+        x: a.x,
+        y: a.y,
+        z: a.z,
     }
+}
+
+fn quat(q: Quat) -> b3::b3Quat {
+    b3::b3Quat {
+        v: v3(q.xyz()),
+        s: q.w,
+    }
+}
+
+/// Attaches `shape`, placed at `position` and `rotation` in the body's frame, to `body`; a
+/// compound becomes one shape per child (Box3D's runtime compound, whose mass is the sum
+/// of its shapes').
+fn attach(
+    body: b3::b3BodyId,
+    sd: &b3::b3ShapeDef,
+    shape: &ShapeDesc,
+    position: Vec3,
+    rotation: Quat,
+) -> Result<(), String> {
+    match shape {
+        ShapeDesc::Sphere { radius } => {
+            let s = b3::b3Sphere {
+                center: v3(position),
+                radius: *radius,
+            };
+            // SAFETY: live body; the sphere is copied by the call.
+            unsafe { b3::b3CreateSphereShape(body, sd, &s) };
+        }
+        ShapeDesc::Cuboid { half } => {
+            let transform = b3::b3Transform {
+                p: v3(position),
+                q: quat(rotation),
+            };
+            // SAFETY: returns the box hull by value.
+            let hull = unsafe { b3::b3MakeTransformedBoxHull(half.x, half.y, half.z, transform) };
+            // SAFETY: `hull.base` is the head of the box hull whose offsets index the
+            // arrays after it in the same struct, alive for the call, which clones it.
+            unsafe { b3::b3CreateHullShape(body, sd, &hull.base) };
+        }
+        ShapeDesc::Capsule {
+            half_height,
+            radius,
+        } => {
+            let axis = rotation * Vec3::new(0.0, *half_height, 0.0);
+            let c = b3::b3Capsule {
+                center1: v3(position - axis),
+                center2: v3(position + axis),
+                radius: *radius,
+            };
+            // SAFETY: live body; the capsule is copied by the call.
+            unsafe { b3::b3CreateCapsuleShape(body, sd, &c) };
+        }
+        ShapeDesc::Compound(parts) => {
+            for part in parts {
+                let at = position + rotation * part.position;
+                attach(body, sd, &part.shape, at, rotation * part.rotation)?;
+            }
+        }
+        ShapeDesc::HeightField { .. } | ShapeDesc::TriangleMesh { .. } => {
+            return Err("this adapter builds no heightfields or meshes yet".into());
+        }
+    }
+    Ok(())
 }
 
 impl Box3dEngine {
@@ -93,71 +159,61 @@ impl Box3dEngine {
         }
         // SAFETY: `wd` came from `b3DefaultWorldDef` and its task context outlives the world.
         let world = unsafe { b3::b3CreateWorld(&wd) };
-        let mut dynamic = Vec::new();
+        // Owns the world from here, so an early return destroys it.
+        let mut engine = Self {
+            world,
+            dynamic: Vec::new(),
+            dt: desc.dt,
+            _jobs: jobs,
+        };
         let mut all = Vec::new();
-        for spec in &desc.bodies {
+        for (i, spec) in desc.bodies.iter().enumerate() {
             // SAFETY: plain constructors of C structs by value.
             let (mut bd, mut sd) = unsafe { (b3::b3DefaultBodyDef(), b3::b3DefaultShapeDef()) };
-            bd.type_ = if spec.dynamic {
-                b3::b3BodyType_b3_dynamicBody
-            } else {
-                b3::b3BodyType_b3_staticBody
+            bd.type_ = match spec.motion {
+                Motion::Dynamic => b3::b3BodyType_b3_dynamicBody,
+                Motion::Fixed => b3::b3BodyType_b3_staticBody,
             };
             bd.position = v3(spec.position);
+            bd.rotation = quat(spec.rotation);
             bd.linearVelocity = v3(spec.linear_velocity);
             bd.angularVelocity = v3(spec.angular_velocity);
             bd.enableSleep = spec.can_sleep;
-            sd.density = DENSITY;
-            sd.baseMaterial.friction = FRICTION;
-            sd.baseMaterial.restitution = 0.0;
+            sd.density = spec.density;
+            sd.baseMaterial.friction = spec.friction;
+            sd.baseMaterial.restitution = spec.restitution;
             // SAFETY: `world` is live and `bd` a default-initialised body definition.
             let body = unsafe { b3::b3CreateBody(world, &bd) };
-            match spec.shape {
-                ShapeDesc::Sphere { radius } => {
-                    let s = b3::b3Sphere {
-                        center: v3([0.0; 3]),
-                        radius,
-                    };
-                    // SAFETY: live body; the sphere is copied by the call.
-                    unsafe { b3::b3CreateSphereShape(body, &sd, &s) };
-                }
-                ShapeDesc::Cuboid { half } => {
-                    // SAFETY: returns the box hull by value.
-                    let hull = unsafe { b3::b3MakeBoxHull(half[0], half[1], half[2]) };
-                    // SAFETY: `hull.base` is the head of the box hull whose offsets index the
-                    // arrays after it in the same struct, alive for the call, which clones it.
-                    unsafe { b3::b3CreateHullShape(body, &sd, &hull.base) };
-                }
-                ShapeDesc::None => {}
+            if let Some(shape) = desc.shape_of(i) {
+                attach(body, &sd, shape, Vec3::ZERO, Quat::IDENTITY)?;
             }
-            if spec.dynamic {
-                dynamic.push(body);
+            if spec.is_dynamic() {
+                engine.dynamic.push(body);
             }
             all.push(body);
         }
         for j in &desc.joints {
+            let (JointType::Ball, JointFrames::Local { a, b }) = (j.kind, j.frames) else {
+                return Err("this adapter builds ball joints only".into());
+            };
             // SAFETY: plain constructor of a C struct by value.
             let mut jd = unsafe { b3::b3DefaultSphericalJointDef() };
             jd.base.bodyIdA = all[j.a];
             jd.base.bodyIdB = all[j.b];
-            jd.base.localFrameA.p = v3(j.local_a);
-            jd.base.localFrameB.p = v3(j.local_b);
+            jd.base.localFrameA.p = v3(a);
+            jd.base.localFrameB.p = v3(b);
             // SAFETY: `world` is live, both bodies are its, and `jd` is a default-initialised
             // spherical joint definition (identity frame rotations, no limits, no spring).
             unsafe { b3::b3CreateSphericalJoint(world, &jd) };
         }
-        Ok(Self {
-            world,
-            dynamic,
-            _jobs: jobs,
-        })
+        Ok(engine)
     }
 }
 
 impl Engine for Box3dEngine {
     fn step(&mut self) {
         // SAFETY: the world is live; the task callbacks' job system outlives it.
-        unsafe { b3::b3World_Step(self.world, 1.0 / 60.0, SUBSTEPS) };
+        unsafe { b3::b3World_Step(self.world, self.dt, SUBSTEPS) };
     }
 
     fn dynamic_positions(&self) -> Vec<[f32; 3]> {

@@ -12,8 +12,10 @@ use std::sync::Once;
 
 use joltc_sys::*;
 
+use joule_examples::scenes::{SceneDesc, ShapeDesc};
+use joule_physics::math::{Quat, Vec3};
+
 use super::Engine;
-use crate::scene_desc::{DENSITY, FRICTION, SceneDesc, ShapeDesc};
 
 // joltc-sys 0.3.1 links its static Jolt library but not the C++ runtime that library needs.
 #[link(name = "stdc++")]
@@ -63,21 +65,21 @@ const OVO: JPC_ObjectLayerPairFilterFns = JPC_ObjectLayerPairFilterFns {
     ShouldCollide: Some(object_vs_object),
 };
 
-fn v3(a: [f32; 3]) -> JPC_Vec3 {
+fn v3(a: Vec3) -> JPC_Vec3 {
     JPC_Vec3 {
-        x: a[0],
-        y: a[1],
-        z: a[2],
-        _w: a[2],
+        x: a.x,
+        y: a.y,
+        z: a.z,
+        _w: a.z,
     }
 }
 
-fn rv3(a: [f32; 3]) -> JPC_RVec3 {
+fn rv3(a: Vec3) -> JPC_RVec3 {
     JPC_RVec3 {
-        x: a[0],
-        y: a[1],
-        z: a[2],
-        _w: a[2],
+        x: a.x,
+        y: a.y,
+        z: a.z,
+        _w: a.z,
     }
 }
 
@@ -90,11 +92,17 @@ pub struct JoltEngine {
     ovb: *mut JPC_ObjectVsBroadPhaseLayerFilter,
     ovo: *mut JPC_ObjectLayerPairFilter,
     dynamic: Vec<JPC_BodyID>,
+    dt: f32,
 }
 
-fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
-    if s == ShapeDesc::None {
+fn shape(s: Option<&ShapeDesc>, density: f32) -> Result<*mut JPC_Shape, String> {
+    let Some(s) = s else {
         return Err("a body without a shape (joltc-sys makes bodies from shapes)".into());
+    };
+    if let ShapeDesc::HeightField { .. } | ShapeDesc::TriangleMesh { .. } | ShapeDesc::Compound(_) =
+        s
+    {
+        return Err("this adapter builds spheres, boxes and capsules only".into());
     }
     let mut out: *mut JPC_Shape = ptr::null_mut();
     let mut err: *mut JPC_String = ptr::null_mut();
@@ -104,8 +112,8 @@ fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
         match s {
             ShapeDesc::Sphere { radius } => JPC_SphereShapeSettings_Create(
                 &JPC_SphereShapeSettings {
-                    Radius: radius,
-                    Density: DENSITY,
+                    Radius: *radius,
+                    Density: density,
                     ..Default::default()
                 },
                 &mut out,
@@ -113,14 +121,27 @@ fn shape(s: ShapeDesc) -> Result<*mut JPC_Shape, String> {
             ),
             ShapeDesc::Cuboid { half } => JPC_BoxShapeSettings_Create(
                 &JPC_BoxShapeSettings {
-                    HalfExtent: v3(half),
-                    Density: DENSITY,
+                    HalfExtent: v3(*half),
+                    Density: density,
                     ..Default::default()
                 },
                 &mut out,
                 &mut err,
             ),
-            ShapeDesc::None => unreachable!("returned above"),
+            ShapeDesc::Capsule {
+                half_height,
+                radius,
+            } => JPC_CapsuleShapeSettings_Create(
+                &JPC_CapsuleShapeSettings {
+                    Radius: *radius,
+                    HalfHeightOfCylinder: *half_height,
+                    Density: density,
+                    ..Default::default()
+                },
+                &mut out,
+                &mut err,
+            ),
+            _ => unreachable!("returned above"),
         }
     };
     if ok {
@@ -147,10 +168,13 @@ impl JoltEngine {
         });
         // JoltC 0.3 cannot set the system's gravity, which stays Jolt's (0, -9.81, 0); every
         // standard scene's gravity points down, so each body's gravity factor scales it.
-        if desc.gravity[0] != 0.0 || desc.gravity[2] != 0.0 {
+        if desc.gravity.x != 0.0 || desc.gravity.z != 0.0 {
             return Err("JoltC can only scale Jolt's downward gravity".into());
         }
-        let gravity_factor = desc.gravity[1] / -9.81;
+        if desc.bodies.iter().any(|b| b.rotation != Quat::IDENTITY) {
+            return Err("this adapter builds unrotated bodies only".into());
+        }
+        let gravity_factor = desc.gravity.y / -9.81;
         let n = desc.bodies.len() as u32 + 16;
         // SAFETY: constructors of Jolt objects; each is deleted once in `drop`, the system
         // first. The filter tables are `'static` constants.
@@ -167,23 +191,24 @@ impl JoltEngine {
                 ovb: JPC_ObjectVsBroadPhaseLayerFilter_new(ptr::null_mut(), OVB),
                 ovo: JPC_ObjectLayerPairFilter_new(ptr::null_mut(), OVO),
                 dynamic: Vec::new(),
+                dt: desc.dt,
             };
             JPC_PhysicsSystem_Init(e.system, n, 0, 8 * n, 8 * n, e.bpl, e.ovb, e.ovo);
             e
         };
         // SAFETY: the system is initialised; the body interface lives as long as it.
         let bodies = unsafe { JPC_PhysicsSystem_GetBodyInterface(engine.system) };
-        for spec in &desc.bodies {
+        for (i, spec) in desc.bodies.iter().enumerate() {
             let settings = JPC_BodyCreationSettings {
                 Position: rv3(spec.position),
                 LinearVelocity: v3(spec.linear_velocity),
                 AngularVelocity: v3(spec.angular_velocity),
-                MotionType: if spec.dynamic {
+                MotionType: if spec.is_dynamic() {
                     JPC_MOTION_TYPE_DYNAMIC
                 } else {
                     JPC_MOTION_TYPE_STATIC
                 },
-                ObjectLayer: if spec.dynamic {
+                ObjectLayer: if spec.is_dynamic() {
                     OL_MOVING
                 } else {
                     OL_NON_MOVING
@@ -194,19 +219,19 @@ impl JoltEngine {
                 // free10k's spheres keep x0 + v t as in every other engine.
                 LinearDamping: 0.0,
                 AngularDamping: 0.0,
-                Friction: FRICTION,
-                Restitution: 0.0,
-                Shape: shape(spec.shape)?,
+                Friction: spec.friction,
+                Restitution: spec.restitution,
+                Shape: shape(desc.shape_of(i), spec.density)?,
                 ..Default::default()
             };
-            let activation = if spec.dynamic {
+            let activation = if spec.is_dynamic() {
                 JPC_ACTIVATION_ACTIVATE
             } else {
                 JPC_ACTIVATION_DONT_ACTIVATE
             };
             // SAFETY: live body interface; settings hold a live shape Jolt takes a reference to.
             let id = unsafe { JPC_BodyInterface_CreateAndAddBody(bodies, &settings, activation) };
-            if spec.dynamic {
+            if spec.is_dynamic() {
                 engine.dynamic.push(id);
             }
         }
@@ -220,7 +245,7 @@ impl Engine for JoltEngine {
     fn step(&mut self) {
         // SAFETY: every pointer is a live object this engine owns.
         unsafe {
-            JPC_PhysicsSystem_Update(self.system, 1.0 / 60.0, 1, self.temp, self.jobs);
+            JPC_PhysicsSystem_Update(self.system, self.dt, 1, self.temp, self.jobs);
         }
     }
 

@@ -1,6 +1,6 @@
 //! joule with its default `WorldDesc`, the scene built by `joule_examples::scenes`.
 
-use joule_examples::scenes::{self, Scene, SceneKind};
+use joule_examples::scenes::{self, Scene, SceneDesc};
 use joule_jobs::JobSystem;
 use joule_physics::world::{World, WorldDesc};
 
@@ -10,27 +10,32 @@ use super::Engine;
 pub struct JouleEngine {
     world: World,
     scene: Scene,
+    dt: f32,
 }
 
 impl JouleEngine {
-    /// Builds `kind` with `threads - 1` workers beside the stepping thread.
-    pub fn new(kind: SceneKind, threads: usize) -> Result<Self, String> {
+    /// Builds `desc` with `threads - 1` workers beside the stepping thread.
+    pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
         let jobs = JobSystem::new(threads.saturating_sub(1)).map_err(|e| e.to_string())?;
         let mut world = World::new(
             WorldDesc {
-                gravity: kind.gravity(),
+                gravity: desc.gravity,
                 ..WorldDesc::default()
             },
             jobs,
         );
-        let scene = scenes::build(kind, &mut world).map_err(|e| e.to_string())?;
-        Ok(Self { world, scene })
+        let scene = scenes::build_desc(desc, &mut world).map_err(|e| e.to_string())?;
+        Ok(Self {
+            world,
+            scene,
+            dt: desc.dt,
+        })
     }
 }
 
 impl Engine for JouleEngine {
     fn step(&mut self) {
-        self.world.step(scenes::DT);
+        self.world.step(self.dt);
     }
 
     fn dynamic_positions(&self) -> Vec<[f32; 3]> {

@@ -3,11 +3,11 @@
 //! C/C++ libraries reached through their `-sys` crates and only built with the `peers`
 //! feature, never in CI.
 //!
-//! Every engine builds its scene from [`crate::scene_desc`] (joule from
-//! `joule_examples::scenes`, which a test proves is the same scene) with its own default
-//! solver settings, written down in each module's header.
+//! Every engine builds its scene from the one description,
+//! `joule_examples::scenes::describe`, with its own default solver settings, written down
+//! in each module's header; an engine that cannot build part of a scene says so.
 
-use joule_examples::scenes::SceneKind;
+use joule_examples::scenes::{self, SceneKind};
 
 #[cfg(feature = "peer-box3d")]
 pub mod box3d;
@@ -73,25 +73,16 @@ pub fn not_built() -> Vec<(&'static str, &'static str)> {
 
 /// Builds `kind` in the engine named `name` with `threads` threads in total, or says why not.
 pub fn build(name: &str, kind: SceneKind, threads: usize) -> Result<Box<dyn Engine>, String> {
-    let desc = crate::scene_desc::describe(kind);
+    let desc = scenes::describe(kind);
     match name {
-        "joule" => Ok(Box::new(joule::JouleEngine::new(kind, threads)?)),
-        "rapier" => Ok(Box::new(rapier::RapierEngine::new(kind, threads)?)),
+        "joule" => Ok(Box::new(joule::JouleEngine::new(&desc, threads)?)),
+        "rapier" => Ok(Box::new(rapier::RapierEngine::new(&desc, threads)?)),
         #[cfg(feature = "peer-box3d")]
-        "box3d" => Ok(Box::new(box3d::Box3dEngine::new(
-            &desc.ok_or("scene not described for peers yet")?,
-            threads,
-        )?)),
+        "box3d" => Ok(Box::new(box3d::Box3dEngine::new(&desc, threads)?)),
         #[cfg(feature = "peer-physx")]
-        "physx" => Ok(Box::new(physx::PhysxEngine::new(
-            &desc.ok_or("scene not described for peers yet")?,
-            threads,
-        )?)),
+        "physx" => Ok(Box::new(physx::PhysxEngine::new(&desc, threads)?)),
         #[cfg(feature = "peer-jolt")]
-        "jolt" => Ok(Box::new(jolt::JoltEngine::new(
-            &desc.ok_or("scene not described for peers yet")?,
-            threads,
-        )?)),
+        "jolt" => Ok(Box::new(jolt::JoltEngine::new(&desc, threads)?)),
         other => {
             let _ = desc;
             Err(format!(

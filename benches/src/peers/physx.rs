@@ -12,8 +12,10 @@ use std::ptr::null_mut;
 
 use physx_sys::*;
 
+use joule_examples::scenes::{JointFrames, JointType, SceneDesc, ShapeDesc};
+use joule_physics::math::{Quat, Vec3};
+
 use super::Engine;
-use crate::scene_desc::{DENSITY, FRICTION, SceneDesc, ShapeDesc};
 
 /// A PhysX scene and the scene's dynamic actors.
 pub struct PhysxEngine {
@@ -22,19 +24,31 @@ pub struct PhysxEngine {
     dispatcher: *mut PxDefaultCpuDispatcher,
     scene: *mut PxScene,
     dynamic: Vec<*mut PxRigidDynamic>,
+    dt: f32,
 }
 
-fn v3(a: [f32; 3]) -> PxVec3 {
+fn v3(a: Vec3) -> PxVec3 {
     PxVec3 {
-        x: a[0],
-        y: a[1],
-        z: a[2],
+        x: a.x,
+        y: a.y,
+        z: a.z,
     }
 }
 
 impl PhysxEngine {
     /// Builds `desc` with `threads` threads in total.
     pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
+        let first = desc.bodies.first().cloned().unwrap_or_default();
+        if desc
+            .bodies
+            .iter()
+            .any(|b| b.friction != first.friction || b.restitution != first.restitution)
+        {
+            return Err("this adapter gives every body one material".into());
+        }
+        if desc.bodies.iter().any(|b| b.rotation != Quat::IDENTITY) {
+            return Err("this adapter builds unrotated bodies only".into());
+        }
         let workers = if threads > 1 { threads as u32 } else { 0 };
         // SAFETY: the SDK's constructors, called once each in this order (one foundation
         // per process: the compare runner times each engine in a child process); every
@@ -65,13 +79,19 @@ impl PhysxEngine {
             if scene.is_null() {
                 return Err("PxPhysics::createScene failed".into());
             }
-            let material = PxPhysics_createMaterial_mut(physics, FRICTION, FRICTION, 0.0);
+            let material = PxPhysics_createMaterial_mut(
+                physics,
+                first.friction,
+                first.friction,
+                first.restitution,
+            );
             let identity = PxTransform_new_2(PxIDENTITY::PxIdentity);
             let mut dynamic = Vec::new();
             let mut all: Vec<*mut PxRigidActor> = Vec::new();
-            for spec in &desc.bodies {
+            for (i, spec) in desc.bodies.iter().enumerate() {
                 let pose = PxTransform_new_1(&v3(spec.position));
-                if spec.shape == ShapeDesc::None && !spec.dynamic {
+                let shape = desc.shape_of(i);
+                if shape.is_none() && !spec.is_dynamic() {
                     // A fixed anchor (chain_joints): a static actor without shapes.
                     let anchor = PxPhysics_createRigidStatic_mut(physics, &pose);
                     if anchor.is_null() {
@@ -83,22 +103,28 @@ impl PhysxEngine {
                 }
                 let sphere;
                 let cuboid;
-                let geometry: *const PxGeometry = match spec.shape {
-                    ShapeDesc::Sphere { radius } => {
-                        sphere = PxSphereGeometry_new(radius);
+                let geometry: *const PxGeometry = match shape {
+                    Some(ShapeDesc::Sphere { radius }) => {
+                        sphere = PxSphereGeometry_new(*radius);
                         (&raw const sphere).cast()
                     }
-                    ShapeDesc::Cuboid { half } => {
-                        cuboid = PxBoxGeometry_new(half[0], half[1], half[2]);
+                    Some(ShapeDesc::Cuboid { half }) => {
+                        cuboid = PxBoxGeometry_new(half.x, half.y, half.z);
                         (&raw const cuboid).cast()
                     }
-                    ShapeDesc::None => {
+                    Some(_) => return Err("this adapter builds spheres and boxes only".into()),
+                    None => {
                         return Err("a dynamic body without a shape has no mass in PhysX".into());
                     }
                 };
-                let actor: *mut PxRigidActor = if spec.dynamic {
+                let actor: *mut PxRigidActor = if spec.is_dynamic() {
                     let body = phys_PxCreateDynamic(
-                        physics, &pose, geometry, material, DENSITY, &identity,
+                        physics,
+                        &pose,
+                        geometry,
+                        material,
+                        spec.density,
+                        &identity,
                     );
                     if body.is_null() {
                         return Err("PxCreateDynamic failed".into());
@@ -122,8 +148,11 @@ impl PhysxEngine {
                 all.push(actor);
             }
             for j in &desc.joints {
-                let frame_a = PxTransform_new_1(&v3(j.local_a));
-                let frame_b = PxTransform_new_1(&v3(j.local_b));
+                let (JointType::Ball, JointFrames::Local { a, b }) = (j.kind, j.frames) else {
+                    return Err("this adapter builds ball joints only".into());
+                };
+                let frame_a = PxTransform_new_1(&v3(a));
+                let frame_b = PxTransform_new_1(&v3(b));
                 let joint =
                     phys_PxSphericalJointCreate(physics, all[j.a], &frame_a, all[j.b], &frame_b);
                 if joint.is_null() {
@@ -136,6 +165,7 @@ impl PhysxEngine {
                 dispatcher,
                 scene,
                 dynamic,
+                dt: desc.dt,
             })
         }
     }
@@ -146,7 +176,7 @@ impl Engine for PhysxEngine {
         // SAFETY: the scene is live; `simulate` and `fetchResults(block = true)` pair up,
         // so no simulation runs outside this call.
         unsafe {
-            PxScene_simulate_mut(self.scene, 1.0 / 60.0, null_mut(), null_mut(), 0, true);
+            PxScene_simulate_mut(self.scene, self.dt, null_mut(), null_mut(), 0, true);
             let mut error = 0u32;
             PxScene_fetchResults_mut(self.scene, true, &mut error);
         }

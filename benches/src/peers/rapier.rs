@@ -2,7 +2,7 @@
 //! built by `crate::rapier_scenes`. With the `peers` feature Rapier is built with its
 //! `parallel` feature and each step runs inside a rayon pool of `threads` threads.
 
-use joule_examples::scenes::SceneKind;
+use joule_examples::scenes::SceneDesc;
 
 use super::Engine;
 use crate::rapier_scenes::{self, RapierWorld};
@@ -14,14 +14,14 @@ pub struct RapierEngine {
 }
 
 impl RapierEngine {
-    /// Builds `kind`; `threads` sizes the rayon pool Rapier's parallel build uses.
-    pub fn new(kind: SceneKind, threads: usize) -> Result<Self, String> {
+    /// Builds `desc`; `threads` sizes the rayon pool Rapier's parallel build uses.
+    pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
             .map_err(|e| e.to_string())?;
         Ok(Self {
-            world: rapier_scenes::build(kind),
+            world: rapier_scenes::build_desc(desc)?,
             pool,
         })
     }
