@@ -880,11 +880,11 @@ fn pendulum_of(m: f32, inertia: Vec3, l: f32, angle: f32, steps: usize) -> (f32,
         let t = w.transform(b).unwrap();
         let g = (t.translation + t.rotation * Vec3A::from(local) - Vec3A::from(pivot)).length();
         // NaN-proof: a pendulum that blew up fails.
-        if !(g <= gap) {
+        if g.is_nan() || g > gap {
             (gap, at) = (g, step);
         }
         let e = (energy(&w) - e0) / swing;
-        if !(e <= gain) {
+        if e.is_nan() || e > gain {
             gain = e;
         }
     }
