@@ -293,7 +293,7 @@ impl Rows<'_> {
 mod tests {
     use super::*;
     use crate::dynamics::solver::ball_bundle::test_support::{
-        PASSES, params, run_scalar, wave as f, wave3 as vec, with_chunk,
+        PASSES, move_after, params, run_scalar, wave as f, wave3 as vec, with_chunk,
     };
     use crate::dynamics::solver::contact::BodyMass;
     use crate::dynamics::solver::joint::JointConstraint;
@@ -408,6 +408,8 @@ mod tests {
                     close(s.v, w.v, "v");
                     close(s.w, w.w, "w");
                 }
+                move_after(pass, &mut bodies);
+                move_after(pass, &mut wide_bodies);
                 let results: Vec<_> = bundle.results().collect();
                 assert_eq!(results.len(), 7);
                 for (c, (joint, imp, lin, ang)) in scalar.iter().zip(results) {

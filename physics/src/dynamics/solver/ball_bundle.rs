@@ -15,7 +15,7 @@ use crate::math::{Mat3A, Quat, Vec3A};
 use super::contact::{BodyMass, SolverBody};
 #[cfg(test)]
 use super::joint::JointConstraint;
-use super::joint::{JointParams, JointStart, Pass, point_mass};
+use super::joint::{JointParams, JointStart, Pass, carry_weights, point_block_inverse, point_mass};
 use super::wide::{FloatW, LANES, Mat3W, QuatW, Vec3W};
 
 /// No joint in this lane, or no moving body on this side.
@@ -139,6 +139,7 @@ pub(crate) struct BallLane {
     pub mass_a: BodyMass,
     pub mass_b: BodyMass,
     pub acc: Vec3A,
+    pub weights: (f32, f32),
 }
 
 impl BallLane {
@@ -159,6 +160,7 @@ impl BallLane {
             mass_a: s.mass_a,
             mass_b: s.mass_b,
             acc: s.impulses.point,
+            weights: carry_weights(&s.mass_a, &s.mass_b, r_a0, r_b0),
         }
     }
 }
@@ -172,7 +174,7 @@ pub(super) struct PointLanes {
     pub r_a0: Vec3W,
     pub r_b0: Vec3W,
     d0: Vec3W,
-    /// Inverse effective mass of the point block.
+    /// Inverse effective mass of the point block at the current arms (`JointConstraint`'s).
     point_mass: Mat3W,
     inv_mass_a: FloatW,
     inv_mass_b: FloatW,
@@ -180,6 +182,12 @@ pub(super) struct PointLanes {
     pub inv_inertia_b: Mat3W,
     /// Accumulated impulse.
     pub acc: Vec3W,
+    /// The accumulated impulse in A's and B's frames after the solve pass, and the sides'
+    /// weights in carrying it to the relax pass's arms.
+    acc_in_a: Vec3W,
+    acc_in_b: Vec3W,
+    weight_a: FloatW,
+    weight_b: FloatW,
 }
 
 impl Default for PointLanes {
@@ -194,6 +202,10 @@ impl Default for PointLanes {
             inv_inertia_a: Mat3W::default(),
             inv_inertia_b: Mat3W::default(),
             acc: Vec3W::ZERO,
+            acc_in_a: Vec3W::ZERO,
+            acc_in_b: Vec3W::ZERO,
+            weight_a: FloatW::ZERO,
+            weight_b: FloatW::ZERO,
         }
     }
 }
@@ -210,6 +222,39 @@ impl PointLanes {
         self.inv_inertia_a.set_lane(i, &c.mass_a.inv_inertia);
         self.inv_inertia_b.set_lane(i, &c.mass_b.inv_inertia);
         self.acc.set_lane(i, c.acc);
+        self.acc_in_a.set_lane(i, Vec3A::ZERO);
+        self.acc_in_b.set_lane(i, Vec3A::ZERO);
+        (self.weight_a.0[i], self.weight_b.0[i]) = c.weights;
+    }
+
+    /// The point block's inverse effective mass at the arms `r_a`, `r_b`
+    /// (`joint::point_mass`, lane by lane).
+    fn form_mass(&mut self, r_a: Vec3W, r_b: Vec3W) {
+        let cols = |m: &Mat3W| m.cols.map(|c| [c.x, c.y, c.z]);
+        let [xx, xy, xz, yy, yz, zz] = point_block_inverse(
+            self.inv_mass_a + self.inv_mass_b,
+            [r_a.x, r_a.y, r_a.z],
+            &cols(&self.inv_inertia_a),
+            [r_b.x, r_b.y, r_b.z],
+            &cols(&self.inv_inertia_b),
+        );
+        self.point_mass.cols = [
+            Vec3W {
+                x: xx,
+                y: xy,
+                z: xz,
+            },
+            Vec3W {
+                x: xy,
+                y: yy,
+                z: yz,
+            },
+            Vec3W {
+                x: xz,
+                y: yz,
+                z: zz,
+            },
+        ];
     }
 
     /// One pass of the point block (`Rows::point`) at the arms `r_a`, `r_b`; returns the
@@ -225,6 +270,11 @@ impl PointLanes {
         let imp = if pass == Pass::WarmStart {
             self.acc
         } else {
+            if pass == Pass::Solve(false) {
+                let (in_a, in_b) = (a.dq.rotate(self.acc_in_a), b.dq.rotate(self.acc_in_b));
+                self.acc = in_a.scale(self.weight_a) + in_b.scale(self.weight_b);
+                self.form_mass(r_a, r_b);
+            }
             let (bias_rate, ms, is) = k.rigid(pass);
             let d = self.d0 + (b.dp - a.dp) + (r_b - self.r_b0) - (r_a - self.r_a0);
             let cdot = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
@@ -232,6 +282,10 @@ impl PointLanes {
             let imp = self.point_mass.mul(x).scale(FloatW::splat(-ms))
                 - self.acc.scale(FloatW::splat(is));
             self.acc = self.acc + imp;
+            if pass == Pass::Solve(true) {
+                self.acc_in_a = a.dq.conjugate().rotate(self.acc);
+                self.acc_in_b = b.dq.conjugate().rotate(self.acc);
+            }
             imp
         };
         // `Rows::apply_linear`.
@@ -344,6 +398,19 @@ pub(super) mod test_support {
         }
     }
 
+    /// Moves the bodies as the position update between the solve and relax passes does
+    /// (by ten substeps, so the arms turn visibly), after `pass` if it is the solve pass.
+    pub(in crate::dynamics::solver) fn move_after(pass: Pass, bodies: &mut [SolverBody]) {
+        if pass == Pass::Solve(true) {
+            let h = 10.0 * params().h;
+            for b in bodies {
+                b.dp += h * b.v;
+                let w = crate::math::Quat::from_xyzw(b.w.x, b.w.y, b.w.z, 0.0);
+                b.dq = (b.dq + (w * b.dq) * (0.5 * h)).normalize();
+            }
+        }
+    }
+
     /// A substep of a 60 Hz step with 6 substeps, joints at 90 Hz.
     pub(in crate::dynamics::solver) fn params() -> JointParams {
         let h = 1.0 / 360.0;
@@ -380,7 +447,7 @@ pub(super) mod test_support {
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::{PASSES, params, run_scalar, wave3 as vec, with_chunk};
+    use super::test_support::{PASSES, move_after, params, run_scalar, wave3 as vec, with_chunk};
     use super::*;
     use crate::joint::JointKind;
 
@@ -452,6 +519,8 @@ mod tests {
             for (s, w) in bodies.iter().zip(&wide_bodies) {
                 assert_eq!((s.v, s.w), (w.v, w.w), "{pass:?}");
             }
+            move_after(pass, &mut bodies);
+            move_after(pass, &mut wide_bodies);
             let results: Vec<_> = bundle.results().collect();
             assert_eq!(results.len(), 7);
             for (c, (joint, imp, sub)) in scalar.iter().zip(results) {

@@ -12,12 +12,26 @@
 //!
 //! Positions are tracked as Box2D v3 does: the anchors and frames are taken at the start
 //! of the step and moved by each body's `dp` / `dq` of the running step, so no pose is
-//! written back until the step ends. Rigid rows are solved soft with a position bias in
+//! written back until the step ends.
+//!
+//! The point block follows the anchors as they turn, which matters when a body's inertia
+//! is small against its mass times its arm squared (`m r² / I`: 1,000 for a 5 cm ball on
+//! a 1 m rod, 10⁴-10⁶ for thin rods and bones). Its effective mass is then very
+//! anisotropic (`1/m` along the arm, `1/m + r²/I` across it), and an impulse a little off
+//! the current arm spins the body hard. So (a) its effective mass is formed at the current
+//! arms once per substep (in the relax pass, after the positions moved; the next substep's
+//! solve pass reuses it), not once per step: a mass for arms that have since turned
+//! mistook across-arm velocity for along-arm and a released pendulum came apart in
+//! half a second; and (b) the accumulated impulse turns with the bodies between the solve
+//! and relax passes (`carry`), so the warm start does not push across the new arm: at
+//! `m r² / I = 10⁶` that push was larger than what f32 can cancel. Rigid rows are solved soft with a position bias in
 //! the solve pass (joint stiffness [`JOINT_HERTZ`]) and rigid without bias in the relax
 //! pass, so the bias velocity never remains in the result. Springs and position motors
 //! act in the solve pass only and start each substep from a zero impulse: one pass of
 //! such a row is then exactly an implicit-Euler step of the spring-damper (Catto,
 //! "Solver2D", 2024), which `physics/tests/joints.rs` checks.
+
+use std::ops::{Add, Mul, Sub};
 
 use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
 use crate::math::{Mat3A, Quat, Vec3A};
@@ -107,11 +121,18 @@ pub(crate) struct JointConstraint {
     /// Anchor B minus anchor A at the start of the step.
     d0: Vec3A,
     kind: JointKind,
-    /// Inverse effective mass of the point block and of the angular lock, for the step's
-    /// starting anchors and inertias (Box2D v3 freezes them per step too; the bias uses
-    /// the current separation, so only convergence speed depends on it).
+    /// Inverse effective mass of the point block at the current arms (formed at the start
+    /// of the step and again in every relax pass, see the module header), and of the
+    /// angular lock for the step's starting inertias.
     point_mass: Mat3A,
     angular_mass: Mat3A,
+    /// The point block's accumulated impulse in the frames of A and B as the solve pass
+    /// left it, and how much each side's turn counts when the relax pass carries it to
+    /// the moved arms ([`carry_weights`]).
+    acc_in_a: Vec3A,
+    acc_in_b: Vec3A,
+    weight_a: f32,
+    weight_b: f32,
     /// Accumulated impulses (warm started from the last step).
     pub acc: JointImpulses,
     /// Impulse on body B during the current substep (linear, angular about its anchor),
@@ -149,14 +170,6 @@ pub(crate) struct JointStart {
     pub impulses: JointImpulses,
 }
 
-fn skew(r: Vec3A) -> Mat3A {
-    Mat3A::from_cols(
-        Vec3A::new(0.0, r.z, -r.y),
-        Vec3A::new(-r.z, 0.0, r.x),
-        Vec3A::new(r.y, -r.x, 0.0),
-    )
-}
-
 /// Angle in `[-π, π]` of a quaternion's rotation about its X axis (its twist).
 fn twist_angle(q: Quat) -> f32 {
     let q = if q.w < 0.0 { -q } else { q };
@@ -192,21 +205,137 @@ fn inverse(m: Mat3A) -> Mat3A {
     }
 }
 
+/// The arithmetic of the point block's effective mass, for `f32` (the scalar rows) and
+/// the SIMD lanes (`wide::FloatW`), so that both form it operation for operation alike.
+pub(crate) trait Real:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self>
+{
+    /// `1 / self`, or zero unless `|self|` is above `f32::MIN_POSITIVE` (a singular block:
+    /// a joint between two sides the solver does not move).
+    fn recip_or_zero(self) -> Self;
+}
+
+impl Real for f32 {
+    #[inline(always)]
+    fn recip_or_zero(self) -> Self {
+        if self.abs() > f32::MIN_POSITIVE {
+            1.0 / self
+        } else {
+            0.0
+        }
+    }
+}
+
+/// `[r]× A [r]×ᵀ` for a symmetric `A` given by its columns, as its entries (xx, xy, xz,
+/// yy, yz, zz). Column `j` is `r × (A (e_j × r))`.
+#[inline(always)]
+fn arm_block<T: Real>(r: [T; 3], a: &[[T; 3]; 3]) -> [T; 6] {
+    let [x, y, z] = r;
+    // u_j = A (e_j × r), the components the entries need.
+    let (u0y, u0z) = (a[2][1] * y - a[1][1] * z, a[2][2] * y - a[1][2] * z);
+    let u1 = [
+        a[0][0] * z - a[2][0] * x,
+        a[0][1] * z - a[2][1] * x,
+        a[0][2] * z - a[2][2] * x,
+    ];
+    let u2 = [
+        a[1][0] * x - a[0][0] * y,
+        a[1][1] * x - a[0][1] * y,
+        a[1][2] * x - a[0][2] * y,
+    ];
+    [
+        y * u0z - z * u0y,
+        y * u1[2] - z * u1[1],
+        y * u2[2] - z * u2[1],
+        z * u1[0] - x * u1[2],
+        z * u2[0] - x * u2[2],
+        x * u2[1] - y * u2[0],
+    ]
+}
+
+/// The inverse effective mass of the point block, `K⁻¹` with `K = (1/m_a + 1/m_b) 1 +
+/// [r_a]× I_a⁻¹ [r_a]×ᵀ + [r_b]× I_b⁻¹ [r_b]×ᵀ`, by cofactors of the symmetric `K`, as
+/// its entries (xx, xy, xz, yy, yz, zz); zero for a singular block.
+#[inline(always)]
+pub(crate) fn point_block_inverse<T: Real>(
+    inv_mass: T,
+    r_a: [T; 3],
+    inv_inertia_a: &[[T; 3]; 3],
+    r_b: [T; 3],
+    inv_inertia_b: &[[T; 3]; 3],
+) -> [T; 6] {
+    let ka = arm_block(r_a, inv_inertia_a);
+    let kb = arm_block(r_b, inv_inertia_b);
+    let k = [
+        inv_mass + ka[0] + kb[0],
+        ka[1] + kb[1],
+        ka[2] + kb[2],
+        inv_mass + ka[3] + kb[3],
+        ka[4] + kb[4],
+        inv_mass + ka[5] + kb[5],
+    ];
+    let [xx, xy, xz, yy, yz, zz] = k;
+    let c = [
+        yy * zz - yz * yz,
+        xz * yz - xy * zz,
+        xy * yz - xz * yy,
+        xx * zz - xz * xz,
+        xy * xz - xx * yz,
+        xx * yy - xy * xy,
+    ];
+    let inv_det = (xx * c[0] + xy * c[1] + xz * c[2]).recip_or_zero();
+    c.map(|c| c * inv_det)
+}
+
+fn columns(m: &Mat3A) -> [[f32; 3]; 3] {
+    [m.x_axis.into(), m.y_axis.into(), m.z_axis.into()]
+}
+
 /// The inverse effective mass of the point block with the arms `r_a`, `r_b`.
 pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
-    let (sa, sb) = (skew(r_a), skew(r_b));
-    let k = Mat3A::from_diagonal(glam::Vec3::splat(ma.inv_mass + mb.inv_mass))
-        + sa * ma.inv_inertia * sa.transpose()
-        + sb * mb.inv_inertia * sb.transpose();
-    inverse(k)
+    let [xx, xy, xz, yy, yz, zz] = point_block_inverse(
+        ma.inv_mass + mb.inv_mass,
+        r_a.into(),
+        &columns(&ma.inv_inertia),
+        r_b.into(),
+        &columns(&mb.inv_inertia),
+    );
+    Mat3A::from_cols(
+        Vec3A::new(xx, xy, xz),
+        Vec3A::new(xy, yy, yz),
+        Vec3A::new(xz, yz, zz),
+    )
+}
+
+/// How much each side's turn counts when the point block's impulse is carried from the
+/// solve pass's arms to the relax pass's (A's weight, B's): in proportion to how strongly
+/// an impulse at that side's anchor turns it, `tr(I⁻¹) r²`, so an impulse on a body of
+/// small inertia keeps its line through the body (a pendulum's bob: all B's).
+pub(crate) fn carry_weights(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> (f32, f32) {
+    let turn = |m: &BodyMass, r: Vec3A| {
+        (m.inv_inertia.x_axis.x + m.inv_inertia.y_axis.y + m.inv_inertia.z_axis.z)
+            * r.length_squared()
+    };
+    let (sa, sb) = (turn(ma, r_a), turn(mb, r_b));
+    let total = sa + sb;
+    if total > 0.0 && total.is_finite() {
+        (sa / total, sb / total)
+    } else {
+        (0.5, 0.5)
+    }
 }
 
 impl JointConstraint {
     pub(crate) fn new(s: JointStart) -> Self {
         let (ma, mb) = (s.mass_a, s.mass_b);
         let (r_a, r_b) = (s.anchor_a - s.center_a, s.anchor_b - s.center_b);
+        let (weight_a, weight_b) = carry_weights(&ma, &mb, r_a, r_b);
         Self {
             point_mass: point_mass(&ma, &mb, r_a, r_b),
+            acc_in_a: Vec3A::ZERO,
+            acc_in_b: Vec3A::ZERO,
+            weight_a,
+            weight_b,
             // Only the joints with an angular lock read it.
             angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_)) {
                 inverse(ma.inv_inertia + mb.inv_inertia)
@@ -392,10 +521,22 @@ impl Rows<'_> {
             self.apply_linear(imp, p.r_a, p.r_b);
             return;
         }
-        let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
         let (bias_rate, ms, is) = self.rigid();
-        let imp = -ms * (self.c.point_mass * (cdot + bias_rate * p.d)) - is * self.c.acc.point;
-        self.c.acc.point += imp;
+        let c = &mut *self.c;
+        if self.pass == Pass::Solve(false) {
+            // The bodies moved since the solve pass: carry its impulse along with them
+            // and form the effective mass at the new arms (see the module header).
+            let (in_a, in_b) = (self.a.dq * c.acc_in_a, self.b.dq * c.acc_in_b);
+            c.acc.point = in_a * c.weight_a + in_b * c.weight_b;
+            c.point_mass = point_mass(&c.mass_a, &c.mass_b, p.r_a, p.r_b);
+        }
+        let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
+        let imp = -ms * (c.point_mass * (cdot + bias_rate * p.d)) - is * c.acc.point;
+        c.acc.point += imp;
+        if self.pass == Pass::Solve(true) {
+            c.acc_in_a = self.a.dq.conjugate() * c.acc.point;
+            c.acc_in_b = self.b.dq.conjugate() * c.acc.point;
+        }
         self.apply_linear(imp, p.r_a, p.r_b);
     }
 

@@ -117,6 +117,15 @@ impl FloatW {
     }
 }
 
+impl super::joint::Real for FloatW {
+    #[inline(always)]
+    fn recip_or_zero(self) -> Self {
+        // `|x| > MIN_POSITIVE`, as the scalar `f32::abs` comparison (false for NaN).
+        let big = self.max(self.neg()).gt(FloatW::splat(f32::MIN_POSITIVE));
+        FloatW::select(big, FloatW::splat(1.0).div(self), FloatW::ZERO)
+    }
+}
+
 impl MaskW {
     /// Every lane set.
     pub const ALL: MaskW = MaskW([u32::MAX; LANES]);
