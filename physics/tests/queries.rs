@@ -90,7 +90,8 @@ fn rays_hit_every_shape_in_order_and_report_normals() {
 /// Sample heights of the bumpy field used by the grid-line sweeps: smooth bumps plus a
 /// sawtooth, so neighbouring triangles are never coplanar.
 fn bump(i: u32, j: u32) -> f32 {
-    0.4 * (1.3 * i as f32).sin() * (0.9 * j as f32 + 0.5).cos() + 0.15 * ((i * 7 + j * 3) % 5) as f32
+    0.4 * (1.3 * i as f32).sin() * (0.9 * j as f32 + 0.5).cos()
+        + 0.15 * ((i * 7 + j * 3) % 5) as f32
 }
 
 /// A 7 × 6 bumpy heightfield with cells of 1.0 × 0.8, scaled by `scale`.
@@ -211,7 +212,7 @@ fn sweep_poses() -> Vec<(Quat, Vec3)> {
         Quat::IDENTITY,
         Quat::from_rotation_y(0.3717),
         Quat::from_rotation_y(1.1),
-        Quat::from_rotation_y(2.718_28),
+        Quat::from_rotation_y(2.6931),
         Quat::from_rotation_y(-0.9),
         Quat::from_rotation_y(4.0),
         Quat::from_rotation_x(0.2),

@@ -274,7 +274,12 @@ impl HeightField {
     pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
         let ray = WatertightRay::new(o, d)?;
         let bounds = self.local_aabb();
-        let scale = bounds.min.abs().max(bounds.max.abs()).max(o.abs()).max_element();
+        let scale = bounds
+            .min
+            .abs()
+            .max(bounds.max.abs())
+            .max(o.abs())
+            .max_element();
         let pad = GRID_PAD * scale.max(self.cell.max_element());
         // Clip the ray to the padded box, one axis at a time (a zero component of `d`
         // is tested by position, never divided by).
@@ -291,7 +296,7 @@ impl HeightField {
                 t1 = t1.min(a.max(b));
             }
         }
-        if !(t0 <= t1) {
+        if t0.is_nan() || t1.is_nan() || t0 > t1 {
             return None;
         }
         // In 2D: index 0 is local X (cells along i), index 1 local Z (cells along j).
