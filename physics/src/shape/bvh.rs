@@ -144,7 +144,12 @@ impl Bvh {
     pub fn ray(&self, origin: Vec3A, dir: Vec3A, mut max_t: f32, mut f: impl FnMut(u32) -> f32) {
         let inv = dir.recip();
         let root = self.root_aabb();
-        let scale = root.min.abs().max(root.max.abs()).max(origin.abs()).max_element();
+        let scale = root
+            .min
+            .abs()
+            .max(root.max.abs())
+            .max(origin.abs())
+            .max_element();
         let pad = RAY_PAD * scale.max(f32::MIN_POSITIVE);
         let mut stack = [0u32; 64];
         let mut top = usize::from(!self.nodes.is_empty());
@@ -158,7 +163,11 @@ impl Bvh {
             if n.count > 0 {
                 let s = n.start_or_right as usize;
                 for k in s..s + n.count as usize {
-                    if self.boxes[k].expanded(pad).ray_hit(origin, inv, max_t).is_some() {
+                    if self.boxes[k]
+                        .expanded(pad)
+                        .ray_hit(origin, inv, max_t)
+                        .is_some()
+                    {
                         max_t = max_t.min(f(self.items[k]));
                     }
                 }
