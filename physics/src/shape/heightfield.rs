@@ -336,13 +336,25 @@ impl HeightField {
             if ta > tb {
                 continue;
             }
+            // The ray's heights over the column: a cell wholly above or below them is
+            // skipped without fetching its triangles (most of a grazing ray's cells).
+            let (ya, yb) = (o.y + d.y * ta, o.y + d.y * tb);
+            let (ray_lo, ray_hi) = (ya.min(yb) - pad, ya.max(yb) + pad);
             let (rows_first, rows_last) = span(v, ta, tb);
             for cv in rows_first..=rows_last {
                 let (i, j) = if u == 0 { (cu, cv) } else { (cv, cu) };
                 if !self.exists(i, j) {
                     continue;
                 }
-                let c = j as u32 * (self.nx - 1) + i as u32;
+                let (i, j) = (i as u32, j as u32);
+                let h = |di: u32, dj: u32| self.heights[((j + dj) * self.nx + i + di) as usize];
+                let corners = [h(0, 0), h(1, 0), h(0, 1), h(1, 1)];
+                let lo = corners.iter().copied().fold(f32::INFINITY, f32::min);
+                let hi = corners.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                if hi < ray_lo || lo > ray_hi {
+                    continue;
+                }
+                let c = j * (self.nx - 1) + i;
                 for t in [2 * c, 2 * c + 1] {
                     let limit = best.map_or(max, |b| b.0);
                     if let Some(f) = ray.hit(&self.triangle_vertices(t).vertices, limit)
