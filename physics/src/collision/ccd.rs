@@ -264,17 +264,19 @@ pub(crate) fn cast_body(
         if !rel_swept.overlaps(&ob.shape.world_aabb(&pose_b)) {
             return;
         }
-        let max_fraction = best.map_or(1.0, |h| h.fraction);
-        if let Some((fraction, normal, point)) = linear_cast(
-            &body.shape,
-            &pose_a,
-            rel,
-            &ob.shape,
-            &pose_b,
-            max_fraction,
-            CCD_SKIN,
+        let settings = CastSettings {
+            max_fraction: best.map_or(1.0, |h| h.fraction),
+            skin: CCD_SKIN,
             allowance,
-        ) {
+            floor: f32::INFINITY,
+        };
+        if let Some(CastHit {
+            fraction,
+            normal,
+            point,
+            ..
+        }) = linear_cast(&body.shape, &pose_a, rel, &ob.shape, &pose_b, &settings)
+        {
             let better = best.is_none_or(|h| {
                 fraction < h.fraction || (fraction == h.fraction && other < h.other)
             });
@@ -309,68 +311,78 @@ pub(crate) fn cast_body(
     best
 }
 
-/// The first fraction `t` in `[0, max_fraction]` at which shape A, moved by
-/// `t * translation` from `pose_a`, comes within `skin` of B at `pose_b`, with the
-/// normal (A towards B) and A's closest point there (in the world, A at `t`).
+/// What [`linear_cast`] looks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CastSettings {
+    /// The latest fraction of the translation that counts.
+    pub max_fraction: f32,
+    /// The gap at which the shapes count as touching (CCD leaves [`CCD_SKIN`]; queries 0).
+    pub skin: f32,
+    /// A pair touching at the start only stops the cast once A would sink this much
+    /// deeper (CCD: bodies resting on a surface keep moving); 0 stops it at once.
+    pub allowance: f32,
+    /// The cast stops only where the signed distance falls to this or below
+    /// (`f32::INFINITY`: no floor). A query that lets a shape move away from a body it
+    /// starts in contact with sets it below the start separation, so that moving along
+    /// the body counts only where the shape would sink deeper than it started.
+    pub floor: f32,
+}
+
+/// A hit of [`linear_cast`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CastHit {
+    /// Fraction of the translation.
+    pub fraction: f32,
+    /// Unit normal from A towards B.
+    pub normal: Vec3A,
+    /// A's closest point (in the world, A at `fraction`).
+    pub point: Vec3A,
+    /// The signed distance there (negative: penetrating).
+    pub separation: f32,
+}
+
+/// The first fraction `t` in `[0, settings.max_fraction]` at which shape A, moved by
+/// `t * translation` from `pose_a`, comes within `settings.skin` of B at `pose_b`.
 ///
 /// Composite shapes are cast part by part (compound children, the triangles of a mesh or
 /// heightfield under the sweep), keeping the earliest hit (the first part on ties).
 /// A mesh or heightfield cannot be the swept shape (they are static or kinematic and never
 /// CCD candidates), nor a half-space.
-#[allow(clippy::too_many_arguments)] // two shapes with their poses, the sweep, three tolerances
 pub(crate) fn linear_cast(
     a: &Shape,
     pose_a: &Isometry,
     translation: Vec3A,
     b: &Shape,
     pose_b: &Isometry,
-    max_fraction: f32,
-    skin: f32,
-    allowance: f32,
-) -> Option<(f32, Vec3A, Vec3A)> {
-    let mut best: Option<(f32, Vec3A, Vec3A)> = None;
-    let keep = |hit: Option<(f32, Vec3A, Vec3A)>, best: &mut Option<(f32, Vec3A, Vec3A)>| {
+    settings: &CastSettings,
+) -> Option<CastHit> {
+    let mut best: Option<CastHit> = None;
+    let keep = |hit: Option<CastHit>, best: &mut Option<CastHit>| {
         if let Some(h) = hit
-            && best.is_none_or(|b| h.0 < b.0)
+            && best.is_none_or(|b| h.fraction < b.fraction)
         {
             *best = Some(h);
         }
     };
+    let limited = |best: &Option<CastHit>| CastSettings {
+        max_fraction: best.map_or(settings.max_fraction, |h| h.fraction),
+        ..*settings
+    };
     match (a, b) {
         (Shape::Compound(c), _) => {
             for child in c.children() {
-                let limit = best.map_or(max_fraction, |h| h.0);
                 let pose = pose_a.mul_isometry(&child.pose);
-                let hit = linear_cast(
-                    &child.shape,
-                    &pose,
-                    translation,
-                    b,
-                    pose_b,
-                    limit,
-                    skin,
-                    allowance,
-                );
+                let hit = linear_cast(&child.shape, &pose, translation, b, pose_b, &limited(&best));
                 keep(hit, &mut best);
             }
             best
         }
         (_, Shape::Compound(c)) => {
-            let swept = swept_box_in(a, pose_a, translation, pose_b, skin);
+            let swept = swept_box_in(a, pose_a, translation, pose_b, settings.skin);
             c.query(&swept, |k| {
                 let child = &c.children()[k as usize];
-                let limit = best.map_or(max_fraction, |h| h.0);
                 let pose = pose_b.mul_isometry(&child.pose);
-                let hit = linear_cast(
-                    a,
-                    pose_a,
-                    translation,
-                    &child.shape,
-                    &pose,
-                    limit,
-                    skin,
-                    allowance,
-                );
+                let hit = linear_cast(a, pose_a, translation, &child.shape, &pose, &limited(&best));
                 keep(hit, &mut best);
                 true
             });
@@ -378,18 +390,15 @@ pub(crate) fn linear_cast(
         }
         (_, Shape::TriangleMesh(_) | Shape::HeightField(_)) => {
             let a_convex = a.as_convex()?;
-            let swept = swept_box_in(a, pose_a, translation, pose_b, skin);
+            let swept = swept_box_in(a, pose_a, translation, pose_b, settings.skin);
             for_each_triangle(b, &swept, |_, tri| {
-                let limit = best.map_or(max_fraction, |h| h.0);
                 let hit = cast_convex(
                     a_convex,
                     pose_a,
                     translation,
                     Target::Convex(&tri),
                     pose_b,
-                    limit,
-                    skin,
-                    allowance,
+                    &limited(&best),
                 );
                 keep(hit, &mut best);
                 true
@@ -402,9 +411,7 @@ pub(crate) fn linear_cast(
             translation,
             Target::HalfSpace(h),
             pose_b,
-            max_fraction,
-            skin,
-            allowance,
+            settings,
         ),
         _ => cast_convex(
             a.as_convex()?,
@@ -412,9 +419,7 @@ pub(crate) fn linear_cast(
             translation,
             Target::Convex(b.as_convex()?),
             pose_b,
-            max_fraction,
-            skin,
-            allowance,
+            settings,
         ),
     }
 }
@@ -449,26 +454,24 @@ enum Target<'a> {
 ///
 /// Conservative advancement: the distance between convex shapes under a linear
 /// translation is a convex function of `t` whose slope is `-normal · translation`, so
-/// stepping by `(distance - skin) / approach speed` never passes the first touch. A pair
-/// that already touches at `t = 0` only counts when A would sink `allowance` deeper.
-#[allow(clippy::too_many_arguments)]
+/// stepping by `(distance - target) / approach speed` never passes the first touch. A
+/// pair that already touches at `t = 0` only counts when A would sink `allowance`
+/// deeper; no pair counts above `floor`.
 fn cast_convex(
     a_convex: &dyn ConvexSupport,
     pose_a: &Isometry,
     translation: Vec3A,
     b: Target<'_>,
     pose_b: &Isometry,
-    max_fraction: f32,
-    skin: f32,
-    allowance: f32,
-) -> Option<(f32, Vec3A, Vec3A)> {
+    settings: &CastSettings,
+) -> Option<CastHit> {
     // Distance, normal (A towards B) and A's closest point at fraction t.
-    let distance = |t: f32| -> (f32, Vec3A, Vec3A) {
+    let distance = |t: f32| -> CastHit {
         let moved = Isometry {
             rotation: pose_a.rotation,
             translation: pose_a.translation + translation * t,
         };
-        match b {
+        let (separation, normal, point) = match b {
             Target::HalfSpace(h) => {
                 // The plane's outward normal points from B to A.
                 let (d, n, deepest) = h.distance_to(pose_b, a_convex, &moved);
@@ -478,31 +481,44 @@ fn cast_convex(
                 let cp = closest_points(a_convex, &moved, b_convex, pose_b);
                 (cp.separation, cp.normal, cp.point_a)
             }
+        };
+        CastHit {
+            fraction: t,
+            normal,
+            point,
+            separation,
         }
     };
-    let (d0, _, _) = distance(0.0);
-    let target = if d0 > skin { skin } else { d0 - allowance };
+    let skin = settings.skin;
+    let d0 = distance(0.0).separation;
+    let target = if d0 > skin {
+        skin
+    } else {
+        d0 - settings.allowance
+    }
+    .min(settings.floor);
     let mut t = 0.0f32;
-    let mut last = (d0, Vec3A::X, Vec3A::ZERO);
+    let mut last = None;
     for _ in 0..MAX_ITERATIONS {
-        let (d, n, p) = distance(t);
-        last = (d, n, p);
-        if d <= target + 1e-4 {
-            return Some((t, n, p));
+        let hit = distance(t);
+        last = Some(hit);
+        if hit.separation <= target + 1e-4 {
+            return Some(hit);
         }
-        let approach = n.dot(translation);
+        let approach = hit.normal.dot(translation);
         if approach <= 0.0 {
             // Moving apart (or parallel) at the closest points: the convex distance only
             // grows from here.
             return None;
         }
-        t += (d - target) / approach;
-        if t > max_fraction {
+        t += (hit.separation - target) / approach;
+        if t > settings.max_fraction {
             return None;
         }
     }
     // Not converged (grazing approach): the last time is still before the touch.
-    (last.0 <= target + skin.max(1e-3)).then_some((t, last.1, last.2))
+    last.filter(|h| h.separation <= target + skin.max(1e-3))
+        .map(|h| CastHit { fraction: t, ..h })
 }
 
 /// Materials and thresholds the resolve pass needs.

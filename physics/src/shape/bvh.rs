@@ -15,6 +15,10 @@ use crate::math::Vec3A;
 /// Most items per leaf.
 const LEAF_SIZE: usize = 4;
 
+/// How much [`Bvh::ray`] widens each box, relative to the size of the coordinates:
+/// about 80 `f32` ulps.
+const RAY_PAD: f32 = 1e-5;
+
 #[derive(Clone, Debug, PartialEq)]
 struct Node {
     aabb: Aabb,
@@ -131,23 +135,39 @@ impl Bvh {
     }
 
     /// Calls `f(item)` for every item whose box the segment `origin + t * dir`,
-    /// `t in [0, max_t()]`, passes through; `f` returns the new `max_t` (shrinking it
-    /// prunes the rest of the walk).
+    /// `t in [0, max_t()]`, passes through or within rounding of; `f` returns the new
+    /// `max_t` (shrinking it prunes the rest of the walk).
+    ///
+    /// Boxes are widened by `RAY_PAD` of the coordinates' size: a ray along a face of a
+    /// box (a vertical ray down a mesh's vertical seam meets the box of each triangle
+    /// beside it on its face) could otherwise be rounded out of every box it touches.
     pub fn ray(&self, origin: Vec3A, dir: Vec3A, mut max_t: f32, mut f: impl FnMut(u32) -> f32) {
         let inv = dir.recip();
+        let root = self.root_aabb();
+        let scale = root
+            .min
+            .abs()
+            .max(root.max.abs())
+            .max(origin.abs())
+            .max_element();
+        let pad = RAY_PAD * scale.max(f32::MIN_POSITIVE);
         let mut stack = [0u32; 64];
         let mut top = usize::from(!self.nodes.is_empty());
         while top > 0 {
             top -= 1;
             let k = stack[top] as usize;
             let n = &self.nodes[k];
-            if n.aabb.ray_hit(origin, inv, max_t).is_none() {
+            if n.aabb.expanded(pad).ray_hit(origin, inv, max_t).is_none() {
                 continue;
             }
             if n.count > 0 {
                 let s = n.start_or_right as usize;
                 for k in s..s + n.count as usize {
-                    if self.boxes[k].ray_hit(origin, inv, max_t).is_some() {
+                    if self.boxes[k]
+                        .expanded(pad)
+                        .ray_hit(origin, inv, max_t)
+                        .is_some()
+                    {
                         max_t = max_t.min(f(self.items[k]));
                     }
                 }
@@ -196,5 +216,23 @@ mod tests {
             .filter(|&i| i % 7 == 0 && (i as f32 * 1.5 - 0.5) <= 15.0)
             .collect();
         assert_eq!(hit, want);
+    }
+
+    #[test]
+    fn a_ray_along_the_faces_of_boxes_finds_them() {
+        // Two unit boxes side by side; a ray straight down their shared face (x = 1 on
+        // both) has a zero x component, so an unpadded slab test computes 0 × ∞ there.
+        let boxes = [
+            Aabb::new(Vec3A::ZERO, Vec3A::ONE),
+            Aabb::new(Vec3A::new(1.0, 0.0, 0.0), Vec3A::new(2.0, 1.0, 1.0)),
+        ];
+        let bvh = Bvh::new(&boxes);
+        let mut hit = Vec::new();
+        bvh.ray(Vec3A::new(1.0, 3.0, 0.5), Vec3A::NEG_Y, 10.0, |i| {
+            hit.push(i);
+            f32::INFINITY
+        });
+        hit.sort_unstable();
+        assert_eq!(hit, vec![0, 1], "both boxes touch the ray");
     }
 }

@@ -7,7 +7,8 @@
 //! `(x0, z1)` corner to its `(x1, z0)` corner (as Rapier and Box3D do), and a cell may be
 //! a hole. Memory is one `f32` per sample plus one bit per cell: no triangles or tree are
 //! stored, because the grid is its own acceleration structure (a box query visits the
-//! cells under the box; a ray walks the cells it crosses, Amanatides & Woo 1987).
+//! cells under the box; a ray walks the columns of cells it crosses, watertight: see
+//! `HeightField::cast_ray`).
 //!
 //! Triangle `2 c` of cell `c = j (nx - 1) + i` is `(p00, p01, p10)`, triangle `2 c + 1`
 //! is `(p10, p01, p11)`, both facing +Y. Active edges come from the neighbouring cells
@@ -19,8 +20,13 @@ use crate::math::Vec2;
 use crate::math::Vec3A;
 
 use super::mesh::edge_is_active;
-use super::triangle::Triangle;
+use super::triangle::{Triangle, WatertightRay};
 use super::{ShapeError, ShapeRayHit};
+
+/// How far a ray's footprint is widened when the cell walk decides which cells it
+/// passes, relative to the size of the coordinates (and at least of a cell): about 80
+/// `f32` ulps, far above the rounding of the ray's position, far below a cell.
+const GRID_PAD: f32 = 1e-5;
 
 /// A heightfield (see the module docs).
 #[derive(Clone, Debug)]
@@ -256,60 +262,112 @@ impl HeightField {
         }
     }
 
-    /// The nearest ray hit, walking the cells the ray crosses in order, with the
-    /// triangle's index.
+    /// The nearest ray hit, with the triangle's index.
+    ///
+    /// Watertight: a ray that meets the surface reports it, through edges and vertices
+    /// too. The ray (already in the field's frame) walks the columns of cells along the
+    /// axis it crosses more cells of, in order; in each column it visits every cell its
+    /// footprint passes within `pad` of, so both cells beside a grid line it follows or
+    /// crosses are tested, and each triangle is tested with [`WatertightRay`], which
+    /// never lets a ray through between two triangles. The walk stops at the first
+    /// column that starts beyond the nearest hit found.
     pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
-        let inv = d.recip();
-        let bounds = self.local_aabb().expanded(1e-4);
-        let t_enter = bounds.ray_hit(o, inv, max)?;
-        let origin = self.origin();
-        let p = o + d * t_enter;
-        let cell_of = |x: f32, o: f32, size: f32, n: u32| {
-            (((x - o) / size).floor() as i64).clamp(0, i64::from(n) - 2)
-        };
-        let (mut i, mut j) = (
-            cell_of(p.x, origin.x, self.cell.x, self.nx),
-            cell_of(p.z, origin.y, self.cell.y, self.nz),
-        );
-        let axis = |dir: f32, pos: f32, o: f32, size: f32, k: i64| -> (i64, f32, f32) {
-            if dir > 0.0 {
-                (1, (o + (k + 1) as f32 * size - pos) / dir, size / dir)
-            } else if dir < 0.0 {
-                (-1, (o + k as f32 * size - pos) / dir, -size / dir)
+        let ray = WatertightRay::new(o, d)?;
+        let bounds = self.local_aabb();
+        let scale = bounds
+            .min
+            .abs()
+            .max(bounds.max.abs())
+            .max(o.abs())
+            .max_element();
+        let pad = GRID_PAD * scale.max(self.cell.max_element());
+        // Clip the ray to the padded box, one axis at a time (a zero component of `d`
+        // is tested by position, never divided by).
+        let (mut t0, mut t1) = (0.0f32, max);
+        for k in 0..3 {
+            let (lo, hi) = (bounds.min[k] - pad, bounds.max[k] + pad);
+            if d[k] == 0.0 {
+                if o[k] < lo || o[k] > hi {
+                    return None;
+                }
             } else {
-                (0, f32::INFINITY, f32::INFINITY)
+                let (a, b) = ((lo - o[k]) / d[k], (hi - o[k]) / d[k]);
+                t0 = t0.max(a.min(b));
+                t1 = t1.min(a.max(b));
             }
+        }
+        if t0.is_nan() || t1.is_nan() || t0 > t1 {
+            return None;
+        }
+        // In 2D: index 0 is local X (cells along i), index 1 local Z (cells along j).
+        let (o2, d2) = (Vec2::new(o.x, o.z), Vec2::new(d.x, d.z));
+        let corner = self.origin();
+        let cells = [i64::from(self.nx) - 1, i64::from(self.nz) - 1];
+        // The cells along axis `k` whose padded extent the ray reaches for t in [ta, tb].
+        let span = |k: usize, ta: f32, tb: f32| -> (i64, i64) {
+            let at = |t: f32| (o2[k] + d2[k] * t - corner[k]) / self.cell[k];
+            let (a, b) = (at(ta), at(tb));
+            let p = pad / self.cell[k];
+            let clamp = |x: f32| (x.floor() as i64).clamp(0, cells[k] - 1);
+            (clamp(a.min(b) - p), clamp(a.max(b) + p))
         };
-        let (si, mut ti, dti) = axis(d.x, o.x, origin.x, self.cell.x, i);
-        let (sj, mut tj, dtj) = axis(d.z, o.z, origin.y, self.cell.y, j);
-        loop {
-            let mut best: Option<(ShapeRayHit, u32)> = None;
-            if self.exists(i, j) {
-                let c = j as u32 * (self.nx - 1) + i as u32;
+        let (u, v) = if (d2.x / self.cell.x).abs() >= (d2.y / self.cell.y).abs() {
+            (0, 1)
+        } else {
+            (1, 0)
+        };
+        let (first, last) = span(u, t0, t1);
+        let mut best: Option<(f32, u32)> = None;
+        for k in 0..=last - first {
+            let cu = if d2[u] < 0.0 { last - k } else { first + k };
+            // The part of the ray over this column, padded.
+            let (ta, tb) = if d2[u] == 0.0 {
+                (t0, t1)
+            } else {
+                let lo = corner[u] + cu as f32 * self.cell[u] - pad;
+                let hi = corner[u] + (cu + 1) as f32 * self.cell[u] + pad;
+                let (a, b) = ((lo - o2[u]) / d2[u], (hi - o2[u]) / d2[u]);
+                (a.min(b).max(t0), a.max(b).min(t1))
+            };
+            // Columns come in order of `ta`, and a hit over a column is at `ta` or later.
+            if best.is_some_and(|(t, _)| t < ta) {
+                break;
+            }
+            if ta > tb {
+                continue;
+            }
+            // The ray's heights over the column: a cell wholly above or below them is
+            // skipped without fetching its triangles (most of a grazing ray's cells).
+            let (ya, yb) = (o.y + d.y * ta, o.y + d.y * tb);
+            let (ray_lo, ray_hi) = (ya.min(yb) - pad, ya.max(yb) + pad);
+            let (rows_first, rows_last) = span(v, ta, tb);
+            for cv in rows_first..=rows_last {
+                let (i, j) = if u == 0 { (cu, cv) } else { (cv, cu) };
+                if !self.exists(i, j) {
+                    continue;
+                }
+                let (i, j) = (i as u32, j as u32);
+                let h = |di: u32, dj: u32| self.heights[((j + dj) * self.nx + i + di) as usize];
+                let corners = [h(0, 0), h(1, 0), h(0, 1), h(1, 1)];
+                let lo = corners.iter().copied().fold(f32::INFINITY, f32::min);
+                let hi = corners.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                if hi < ray_lo || lo > ray_hi {
+                    continue;
+                }
+                let c = j * (self.nx - 1) + i;
                 for t in [2 * c, 2 * c + 1] {
-                    let limit = best.map_or(max, |h| h.0.fraction);
-                    if let Some(h) = self.triangle_vertices(t).cast_ray(o, d, limit) {
-                        best = Some((h, t));
+                    let limit = best.map_or(max, |b| b.0);
+                    if let Some(f) = ray.hit(&self.triangle_vertices(t).vertices, limit)
+                        && best.is_none_or(|b| f < b.0)
+                    {
+                        best = Some((f, t));
                     }
                 }
             }
-            if best.is_some() {
-                return best;
-            }
-            let t_exit = ti.min(tj);
-            if t_exit > max {
-                return None;
-            }
-            if ti < tj {
-                i += si;
-                ti += dti;
-            } else {
-                j += sj;
-                tj += dtj;
-            }
-            if i < 0 || j < 0 || i >= i64::from(self.nx) - 1 || j >= i64::from(self.nz) - 1 {
-                return None;
-            }
         }
+        best.map(|(fraction, t)| {
+            let normal = self.triangle_vertices(t).normal_against(d);
+            (ShapeRayHit { fraction, normal }, t)
+        })
     }
 }

@@ -17,7 +17,7 @@ use crate::geometry::aabb::Aabb;
 use crate::math::{Vec3, Vec3A};
 
 use super::bvh::Bvh;
-use super::triangle::Triangle;
+use super::triangle::{Triangle, WatertightRay};
 use super::{ShapeError, ShapeRayHit};
 
 /// Cosine of the bend below which a convex edge counts as active (5°, Jolt's default).
@@ -168,20 +168,25 @@ impl TriangleMesh {
         self.bvh.query(aabb, |t| f(t, self.triangle(t)));
     }
 
-    /// The nearest ray hit (both faces), with the triangle's index.
+    /// The nearest ray hit (both faces), with the triangle's index. Watertight: the tree
+    /// walk pads its boxes ([`Bvh::ray`]) and each triangle is tested with
+    /// [`WatertightRay`], so a ray through a shared edge or vertex hits.
     pub(crate) fn cast_ray(&self, o: Vec3A, d: Vec3A, max: f32) -> Option<(ShapeRayHit, u32)> {
-        let mut best: Option<ShapeRayHit> = None;
-        let mut part = 0;
+        let ray = WatertightRay::new(o, d)?;
+        let mut best: Option<(f32, u32)> = None;
         self.bvh.ray(o, d, max, |t| {
-            let limit = best.map_or(max, |h| h.fraction);
-            if let Some(h) = self.triangle(t).cast_ray(o, d, limit)
-                && best.is_none_or(|b| h.fraction < b.fraction)
+            let limit = best.map_or(max, |b| b.0);
+            let tri = self.triangles[t as usize].map(|i| self.vertices[i as usize]);
+            if let Some(f) = ray.hit(&tri, limit)
+                && best.is_none_or(|b| f < b.0)
             {
-                best = Some(h);
-                part = t;
+                best = Some((f, t));
             }
-            best.map_or(max, |h| h.fraction)
+            best.map_or(max, |b| b.0)
         });
-        best.map(|h| (h, part))
+        best.map(|(fraction, t)| {
+            let normal = self.triangle(t).normal_against(d);
+            (ShapeRayHit { fraction, normal }, t)
+        })
     }
 }

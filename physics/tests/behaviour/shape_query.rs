@@ -2,11 +2,11 @@
 
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, BodyId};
-use joule_physics::math::{Isometry, Quat, Vec3, Vec3A};
+use joule_physics::math::{Isometry, Quat, Vec2, Vec3, Vec3A};
 use joule_physics::narrow_phase::closest_points;
 use joule_physics::query::QueryFilter;
 use joule_physics::shape::Shape;
-use joule_physics::shape_query::{RayQuery, ShapeCastQuery};
+use joule_physics::shape_query::{RayQuery, ShapeCastOptions, ShapeCastQuery};
 use joule_physics::world::{World, WorldDesc};
 
 fn world(threads: usize) -> World {
@@ -313,4 +313,245 @@ fn batched_casts_equal_single_casts_at_any_thread_count() {
         assert_eq!(r, single_rays, "rays, {threads} workers");
         assert_eq!(c, single_casts, "shape casts, {threads} workers");
     }
+}
+
+/// Casts a capsule resting at `pose` (on the ground at y = 0, or a little in it) up,
+/// sideways and down with and without `ignore_initial_contacts_moving_away`, on a world
+/// with a wall whose face is at x = 4.5. `reach` is how far the capsule reaches from its
+/// centre along +x and down.
+fn casts_from_rest(
+    w: &World,
+    capsule: &Shape,
+    pose: Isometry,
+    reach: Vec2,
+    ground: BodyId,
+    wall: BodyId,
+    filter: &QueryFilter,
+) {
+    let away = ShapeCastOptions {
+        ignore_initial_contacts_moving_away: true,
+    };
+    let cast = |dir: Vec3, options: &ShapeCastOptions| {
+        w.cast_shape_with(capsule, pose, dir, filter, options)
+    };
+    // Closed form: how far the lowest point starts below y = 0.
+    let depth = (reach.y - pose.translation.y).max(0.0);
+    // Up, sideways away from the wall, and up and sideways: nothing in the way.
+    for dir in [
+        Vec3::new(0.0, 2.0, 0.0),
+        Vec3::new(-10.0, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 3.0),
+        Vec3::new(-2.0, 1.0, 2.0),
+    ] {
+        assert_eq!(cast(dir, &away), None, "moving {dir} away from the ground");
+        // The default still reports the contact it starts in, flagged as such.
+        let start = cast(dir, &ShapeCastOptions::default()).expect("starts in contact");
+        assert_eq!(start.body, ground);
+        assert!(
+            start.started_in_contact && start.fraction == 0.0,
+            "{start:?}"
+        );
+    }
+    // Sideways towards the wall: the next real hit, where the capsule reaches x = 4.5.
+    let hit = cast(Vec3::new(10.0, 0.0, 0.0), &away).expect("the wall");
+    assert_eq!(hit.body, wall);
+    let want = (4.5 - reach.x - pose.translation.x) / 10.0;
+    assert!(
+        (hit.fraction - want).abs() < 1e-4,
+        "{} vs {want}",
+        hit.fraction
+    );
+    assert!(!hit.started_in_contact && hit.depth == 0.0, "{hit:?}");
+    assert!((hit.normal - Vec3::NEG_X).length() < 1e-3, "{}", hit.normal);
+    // Down, and down and sideways: into the ground at once.
+    for dir in [Vec3::new(0.0, -1.0, 0.0), Vec3::new(1.0, -1.0, 0.5)] {
+        let hit = cast(dir, &away).expect("moving into the ground");
+        assert_eq!(hit.body, ground);
+        assert_eq!(hit.fraction, 0.0);
+        assert!(hit.started_in_contact, "{hit:?}");
+        assert!(hit.normal.dot(Vec3::Y) > 0.999, "normal {}", hit.normal);
+        assert!(
+            (hit.depth - depth).abs() < 2e-4,
+            "depth {} vs {depth}",
+            hit.depth
+        );
+    }
+}
+
+#[test]
+fn a_cast_that_starts_in_contact_moves_away_freely() {
+    // Issue 28 item 10: a resting capsule cast up or sideways reported fraction 0 against
+    // the ground it rests on. With `ignore_initial_contacts_moving_away` only the contacts
+    // the motion pushes into count (Rapier's `stop_at_penetration: false`, Avian's
+    // `ignore_origin_penetration`).
+    let flat_field = Shape::height_field(9, 9, Vec2::splat(2.0), vec![0.0; 81], None).unwrap();
+    let grounds = [
+        (Shape::cuboid(Vec3::new(20.0, 0.5, 20.0)).unwrap(), -0.5),
+        (Shape::half_space(Vec3::Y, 0.0).unwrap(), 0.0),
+        (flat_field, 0.0),
+    ];
+    let capsule = Shape::capsule(0.5, 0.25).unwrap();
+    let f = QueryFilter::default();
+    for (shape, y) in grounds.into_iter().chain([(flat_mesh(), 0.0)]) {
+        let mut w = world(0);
+        let ground = fixed(&mut w, shape, Vec3::new(0.0, y, 0.0));
+        let wall = fixed(
+            &mut w,
+            Shape::cuboid(Vec3::new(0.5, 1.0, 5.0)).unwrap(),
+            Vec3::new(5.0, 1.0, 0.0),
+        );
+        // Upright, 0.05 mm above the ground, touching it, and 2 mm into it; inside a
+        // cell, over a grid vertex, and over a cell's diagonal (the seams of the
+        // heightfield and the mesh, where the triangles beside the one under the capsule
+        // are within touching distance too).
+        for gap in [5e-5, 0.0, -2e-3] {
+            for (x, z) in [(0.3, -0.2), (0.0, 0.0), (1.0, -1.0)] {
+                let pose = at(Vec3::new(x, 0.75 + gap, z));
+                casts_from_rest(&w, &capsule, pose, Vec2::new(0.25, 0.75), ground, wall, &f);
+            }
+        }
+    }
+}
+
+/// A flat mesh at y = 0 over [-8, 8]², cells of 2 m split along the heightfield's
+/// diagonals.
+fn flat_mesh() -> Shape {
+    let vertices: Vec<Vec3> = (0..9)
+        .flat_map(|j| {
+            (0..9).map(move |i| Vec3::new(-8.0 + 2.0 * i as f32, 0.0, -8.0 + 2.0 * j as f32))
+        })
+        .collect();
+    let id = |i: u32, j: u32| j * 9 + i;
+    let mut triangles = Vec::new();
+    for j in 0..8 {
+        for i in 0..8 {
+            triangles.push([id(i, j), id(i, j + 1), id(i + 1, j)]);
+            triangles.push([id(i + 1, j), id(i, j + 1), id(i + 1, j + 1)]);
+        }
+    }
+    Shape::triangle_mesh(&vertices, &triangles, None).unwrap()
+}
+
+#[test]
+fn a_cast_from_rest_stops_at_a_ramp_of_the_same_heightfield() {
+    // Flat for x <= 2, then a ramp of slope 1/2: moving along the ground the capsule
+    // starts on, the cast goes on, and stops where the ramp is.
+    let slope = 0.5;
+    let heights = (0..9)
+        .flat_map(|_| (0..9).map(|i| (slope * (-8.0 + 2.0 * i as f32 - 2.0)).max(0.0)))
+        .collect();
+    let field = Shape::height_field(9, 9, Vec2::splat(2.0), heights, None).unwrap();
+    let mut w = world(0);
+    let ground = fixed(&mut w, field, Vec3::ZERO);
+    let capsule = Shape::capsule(0.5, 0.25).unwrap();
+    let away = ShapeCastOptions {
+        ignore_initial_contacts_moving_away: true,
+    };
+    let f = QueryFilter::default();
+    // The bottom sphere (r = 0.25, centre at height 0.25) touches the ramp's plane
+    // y = s (x - 2) where its centre is r from it: x = 2 + r (1 - sqrt(1 + s²)) / s.
+    let r = 0.25;
+    let touch_x = 2.0 + r * (1.0 - (1.0 + slope * slope).sqrt()) / slope;
+    for gap in [5e-5, 0.0] {
+        let pose = at(Vec3::new(0.3, 0.75 + gap, 0.1));
+        for dir in [Vec3::Y, Vec3::NEG_X * 10.0, Vec3::Z * 3.0] {
+            assert_eq!(w.cast_shape_with(&capsule, pose, dir, &f, &away), None);
+        }
+        let hit = w
+            .cast_shape_with(&capsule, pose, Vec3::X * 10.0, &f, &away)
+            .expect("the ramp ahead");
+        assert_eq!(hit.body, ground);
+        let want = (touch_x - 0.3) / 10.0;
+        // 2 mm of the 10 m: the cast stops where the capsule would be 0.5 mm deeper in
+        // the field than it started.
+        assert!(
+            (hit.fraction - want).abs() < 2e-4,
+            "{} vs {want}",
+            hit.fraction
+        );
+        assert!(!hit.started_in_contact);
+        let n = Vec3::new(-slope, 1.0, 0.0).normalize();
+        assert!(hit.normal.dot(n) > 0.999, "normal {}", hit.normal);
+    }
+}
+
+#[test]
+fn a_capsule_resting_on_a_heightfield_casts_away_from_it() {
+    // A lying capsule settled by the solver on a flat heightfield (its rest depth
+    // is whatever the solver leaves, up to the contact slop).
+    let mut w = World::new(WorldDesc::default(), JobSystem::new(0).unwrap());
+    let field = Shape::height_field(9, 9, Vec2::splat(2.0), vec![0.0; 81], None).unwrap();
+    let ground = fixed(&mut w, field, Vec3::ZERO);
+    let wall = fixed(
+        &mut w,
+        Shape::cuboid(Vec3::new(0.5, 1.0, 5.0)).unwrap(),
+        Vec3::new(5.0, 1.0, 0.0),
+    );
+    let capsule = Shape::capsule(0.5, 0.25).unwrap();
+    let lying = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+    let body = w
+        .create_body(&BodyDesc {
+            rotation: lying,
+            ..BodyDesc::dynamic(capsule.clone(), Vec3::new(0.3, 0.3, -0.2))
+        })
+        .unwrap();
+    for _ in 0..120 {
+        w.step(1.0 / 60.0);
+    }
+    let pose = w.body(body).unwrap().transform();
+    let y = pose.translation.y;
+    assert!((y - 0.25).abs() < 0.01, "resting on the field: y = {y}");
+    let f = QueryFilter {
+        exclude: Some(body),
+        ..QueryFilter::default()
+    };
+    // Lying along X: reaches half height + radius towards the wall.
+    casts_from_rest(&w, &capsule, pose, Vec2::new(0.75, 0.25), ground, wall, &f);
+}
+
+#[test]
+fn a_cast_that_starts_penetrating_reports_its_depth() {
+    let mut w = world(0);
+    let ground = fixed(
+        &mut w,
+        Shape::cuboid(Vec3::new(20.0, 0.5, 20.0)).unwrap(),
+        Vec3::new(0.0, -0.5, 0.0),
+    );
+    let ball = Shape::sphere(0.5).unwrap();
+    let f = QueryFilter::default();
+    // Centre 0.4 above the top face: 0.1 deep (closed form: radius minus height).
+    let pose = at(Vec3::new(1.0, 0.4, 2.0));
+    for options in [
+        ShapeCastOptions::default(),
+        ShapeCastOptions {
+            ignore_initial_contacts_moving_away: true,
+        },
+    ] {
+        let hit = w
+            .cast_shape_with(&ball, pose, Vec3::new(0.5, -1.0, 0.0), &f, &options)
+            .expect("moving into the ground");
+        assert_eq!(hit.body, ground);
+        assert_eq!(hit.fraction, 0.0);
+        assert!(hit.started_in_contact);
+        assert!((hit.depth - 0.1).abs() < 1e-3, "depth {}", hit.depth);
+        assert!(hit.normal.dot(Vec3::Y) > 0.999, "normal {}", hit.normal);
+    }
+    let options = ShapeCastOptions {
+        ignore_initial_contacts_moving_away: true,
+    };
+    assert_eq!(
+        w.cast_shape_with(&ball, pose, Vec3::new(0.0, 1.0, 0.0), &f, &options),
+        None
+    );
+    // The plain call is the default options.
+    assert_eq!(
+        w.cast_shape(&ball, pose, Vec3::new(0.0, 1.0, 0.0), &f),
+        w.cast_shape_with(
+            &ball,
+            pose,
+            Vec3::new(0.0, 1.0, 0.0),
+            &f,
+            &ShapeCastOptions::default()
+        )
+    );
 }
