@@ -2,10 +2,8 @@
 //!
 //! A [`Context`] is a type map: at most one value of each type, each behind its own
 //! `RwLock`. A graph run lends the context to its tasks; a task reaches a resource only
-//! through [`TaskContext::read`](crate::TaskContext::read) and
-//! [`TaskContext::write`](crate::TaskContext::write), which first check that the task
-//! declared that access (Jolt's `BodyAccess::Grant`, checked in every build, not only in
-//! debug ones: it is a scan of a few entries) and then lock.
+//! through a [`Read`] or [`Write`] parameter, which declared the access when the task was
+//! added and takes the lock when it runs (see `param.rs`).
 //!
 //! Invariant: `GraphBuilder::build` rejects any two tasks that are not ordered by edges
 //! when either writes what the other touches. So in a valid graph no two tasks that may run

@@ -12,14 +12,13 @@
 //! context, trace buffers) in a `RunState` that the [`Graph`] caches and reuses, so the
 //! second and later runs allocate nothing.
 
-use std::any::TypeId;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use joule_jobs::ThreadToken;
 
-use crate::access::{AccessDecl, AccessMode};
+use crate::access::AccessDecl;
 use crate::run::RunState;
 use crate::task::Body;
 use crate::trace::{GraphInfo, GroupInfo, TaskInfo, Trace};
@@ -72,9 +71,15 @@ impl GraphInner {
         &self.tasks[task as usize].name
     }
 
-    /// How `task` declared the resource `id`, if at all.
+    /// How `task` declared the resource `id`, if at all (for the debug check of
+    /// `TaskContext::check`).
+    #[cfg(debug_assertions)]
     #[inline]
-    pub(crate) fn declared(&self, task: u32, id: TypeId) -> Option<AccessMode> {
+    pub(crate) fn declared(
+        &self,
+        task: u32,
+        id: std::any::TypeId,
+    ) -> Option<crate::access::AccessMode> {
         self.accesses_of(task)
             .iter()
             .find(|a| a.type_id == id)
@@ -140,10 +145,10 @@ impl fmt::Debug for Graph {
 }
 
 impl Graph {
-    /// A builder for a new graph (the same as `GraphBuilder::default()`).
+    /// A builder for a new graph (the same as `GraphBuilder::new()`).
     #[must_use]
     pub fn builder() -> crate::GraphBuilder {
-        crate::GraphBuilder::default()
+        crate::GraphBuilder::new()
     }
 
     pub(crate) fn from_inner(inner: GraphInner) -> Self {

@@ -12,8 +12,8 @@
 //!   and [`Read<T>`] (derefs to `&T`), [`Write<T>`] (`&mut T`), `&JobSystem` and
 //!   [`Spawner<C>`] are all it can touch (see [`Param`]). [`build`](GraphBuilder::build)
 //!   rejects cycles and any two tasks that may run at once while one writes what the other
-//!   touches, naming both and the resource; in debug builds a task checks at run time that
-//!   each parameter it takes was declared. Every parameter needs its type written out,
+//!   touches, naming both and the resource. A task cannot reach a resource it did not
+//!   declare: its parameters are both. Every parameter needs its type written out,
 //!   including a chunk's `Range<usize>` and a child's value (Rust infers a closure's
 //!   parameter types only from a plain `Fn` bound).
 //! - **Run** with [`Graph::run`] (blocks, the calling thread works, fine with
@@ -103,6 +103,12 @@ mod access;
 #[cfg(not(loom))]
 mod builder;
 #[cfg(not(loom))]
+mod conflict;
+#[cfg(not(loom))]
+mod error;
+#[cfg(not(loom))]
+mod flat;
+#[cfg(not(loom))]
 mod graph;
 #[cfg(not(loom))]
 mod param;
@@ -118,7 +124,9 @@ pub mod trace;
 #[cfg(not(loom))]
 pub use access::{AccessMode, Context, Read, Write};
 #[cfg(not(loom))]
-pub use builder::{BuildError, ContextStyle, GraphBuilder, TaskId, TaskMut, TypedParams};
+pub use builder::{GraphBuilder, TaskId, TaskMut};
+#[cfg(not(loom))]
+pub use error::BuildError;
 #[cfg(not(loom))]
 pub use graph::Graph;
 #[cfg(not(loom))]
@@ -126,7 +134,7 @@ pub use param::{Param, Spawner};
 #[cfg(not(loom))]
 pub use run::RunHandle;
 #[cfg(not(loom))]
-pub use task::{ContextSpawner, TaskContext, TaskKind};
+pub use task::TaskKind;
 #[cfg(not(loom))]
 pub use task_fn::{TaskFn, TaskFnWith};
 #[cfg(not(loom))]

@@ -12,9 +12,10 @@
 //! The builder calls each parameter's `declare` once, when the task is added, and the
 //! union over the task's closures is its declared access; `build()` checks it against the
 //! other tasks. When the task runs, each parameter's `fetch` takes its lock (uncontended in
-//! a valid graph, see `access.rs`) and, in debug builds, checks that the access was
-//! declared (Jolt's `BodyAccess::Grant`). Declaring and fetching come from the same type,
-//! so they cannot drift apart.
+//! a valid graph, see `access.rs`). Declaring and fetching come from the same type, so
+//! they cannot drift apart: a task cannot reach a resource it did not declare. Debug builds
+//! still check each fetch against the declaration (Jolt's `BodyAccess::Grant`), to catch
+//! a bug in joule-graph itself.
 //!
 //! The trait's methods take types private to this crate, so only the parameters above
 //! exist.
@@ -146,7 +147,7 @@ impl<C: Send + 'static> Spawner<'_, C> {
     /// A child job holds the run state, the task index and `child`; when `C` is at most
     /// 24 bytes the job is stored inline and queueing it allocates nothing.
     pub fn spawn(&self, child: C) {
-        RunState::spawn_child(self.run, self.task, move |cx, _| cx.run_child(child));
+        RunState::spawn_child(self.run, self.task, child);
     }
 
     /// The name of the task whose children these are.

@@ -40,7 +40,7 @@ use joule_jobs::{Counter, Job, JobSystem, ThreadToken};
 use crate::access::Context;
 use crate::counts::{ChunkRange, DepCounts, JobCount, WorkUnits};
 use crate::graph::{Graph, GraphInner};
-use crate::task::{Body, ContextSpawner, TaskContext};
+use crate::task::{Body, TaskContext};
 use crate::trace::record::Recorder;
 use crate::trace::{SpanKind, Trace};
 
@@ -304,8 +304,7 @@ impl RunState {
             Body::Dynamic { body: f, .. } => {
                 let slot = task.slot as usize;
                 self.units.start(slot, 1);
-                let spawner = ContextSpawner { run: self, task: t };
-                self.guard(|| f(&cx, &spawner));
+                self.guard(|| f(&cx));
                 if self.tracing {
                     self.span(t, SpanKind::Body, t0);
                 }
@@ -375,11 +374,9 @@ impl RunState {
             }));
     }
 
-    /// Queues a child of dynamic task `t`.
-    pub(crate) fn spawn_child<F>(this: &Arc<Self>, t: u32, child: F)
-    where
-        F: FnOnce(&TaskContext<'_>, &ContextSpawner<'_>) + Send + 'static,
-    {
+    /// Queues a child of dynamic task `t`: a job that runs the task's child closure on
+    /// `child`.
+    pub(crate) fn spawn_child<C: Send + 'static>(this: &Arc<Self>, t: u32, child: C) {
         let slot = this.graph.tasks[t as usize].slot as usize;
         this.units.add(slot);
         this.outstanding.add();
@@ -391,8 +388,7 @@ impl RunState {
             let t0 = if run.tracing { run.now() } else { 0 };
             {
                 let cx = TaskContext { run: &run, task: t };
-                let spawner = ContextSpawner { run: &run, task: t };
-                run.guard(|| child(&cx, &spawner));
+                run.guard(|| cx.run_child(child));
             }
             if run.tracing {
                 run.span(t, SpanKind::Child, t0);
@@ -517,7 +513,7 @@ impl Graph {
     /// Runs the graph once and returns when every task is complete. The calling thread
     /// runs tasks too (with `threads(0)` it runs all of them).
     ///
-    /// Tasks reach the resources of `ctx` through their [`TaskContext`]. After the first
+    /// Tasks reach the resources of `ctx` through their parameters. After the first
     /// run, later runs allocate nothing (when not traced, and as long as dynamic tasks'
     /// children are small enough to be stored inline in a job).
     ///

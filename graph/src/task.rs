@@ -16,25 +16,18 @@
 //! Every closure is stored type-erased as a `Fn(&TaskContext)`: a closure over typed
 //! parameters (see `param.rs`) is wrapped in one that fetches them from the context.
 //!
-//! A [`TaskContext`] is the task's window on the run. Tasks over typed parameters never
-//! see it. Its `read`/`write` methods are the older context-style API, in which a task
-//! declared its access in the builder and reached resources by hand in its body (twice,
-//! and the two could drift apart); it is kept, hidden, only until joule-physics's step is
-//! ported to typed parameters, and will be removed then.
+//! A [`TaskContext`] is the task's window on the run, internal to joule-graph: tasks
+//! never see it, only their parameters' `fetch` does.
 
-use std::any::{Any, TypeId, type_name};
+use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
-use joule_jobs::JobSystem;
-
-use crate::access::{AccessMode, Read, Write};
 use crate::run::RunState;
 
 pub(crate) type TaskFn = Arc<dyn Fn(&TaskContext<'_>) + Send + Sync>;
 pub(crate) type RangeFn = Arc<dyn Fn(&TaskContext<'_>) -> Range<usize> + Send + Sync>;
 pub(crate) type ChunkFn = Arc<dyn Fn(&TaskContext<'_>, Range<usize>) + Send + Sync>;
-pub(crate) type DynamicFn = Arc<dyn Fn(&TaskContext<'_>, &ContextSpawner<'_>) + Send + Sync>;
 /// A dynamic task's child closure for children of type `C`, stored as `dyn Any` in
 /// [`Body::Dynamic`] and downcast by the child job (`build()` checked the type).
 pub(crate) type ChildFn<C> = Box<dyn Fn(C, &TaskContext<'_>) + Send + Sync>;
@@ -50,9 +43,10 @@ pub(crate) enum Body {
         body: ChunkFn,
     },
     Dynamic {
-        body: DynamicFn,
-        /// A [`ChildFn`] (typed dynamic tasks; context-style ones spawn closures instead).
-        child: Option<Arc<dyn Any + Send + Sync>>,
+        /// The body; it spawns through a `Spawner` parameter, which `fetch` makes.
+        body: TaskFn,
+        /// A [`ChildFn`] for the task's child type.
+        child: Arc<dyn Any + Send + Sync>,
     },
 }
 
@@ -105,38 +99,23 @@ impl TaskKind {
     }
 }
 
-/// What a running task sees: the resources it declared, and the job system.
+/// What a running task's parameters are fetched from: the run (its resources and job
+/// system) and the task's index. Children of a dynamic task and chunks of a parallel-for
+/// get their task's context.
 ///
-/// Children of a dynamic task and chunks of a parallel-for get their task's context.
-///
-/// Tasks over typed parameters never see this type; only the hidden context-style API
-/// (kept until joule-physics's step is ported, see the module docs) hands it out.
-#[doc(hidden)]
+/// Public only because [`Param::fetch`](crate::Param) takes it; it lives in a private
+/// module and is not exported, so no one outside joule-graph can name or make one.
 pub struct TaskContext<'a> {
     pub(crate) run: &'a Arc<RunState>,
     pub(crate) task: u32,
 }
 
-impl<'a> TaskContext<'a> {
-    /// The task's name (for a task of an embedded subgraph: `"subgraph/task"`).
-    #[must_use]
-    pub fn task_name(&self) -> &'a str {
-        self.run.graph().task_name(self.task)
-    }
-
-    /// The job system running the graph, for nested parallel work. Do not hold a resource
-    /// guard across a blocking wait on it (`parallel_for`, `scope`, `wait`): the waiting
-    /// thread runs other jobs, and one of them may want the same lock.
-    #[must_use]
-    pub fn jobs(&self) -> &'a JobSystem {
-        self.run.jobs()
-    }
-
-    /// Runs the typed child closure of this (dynamic) task on `child`.
+impl TaskContext<'_> {
+    /// Runs the child closure of this (dynamic) task on `child`.
     pub(crate) fn run_child<C: 'static>(&self, child: C) {
-        let Body::Dynamic { child: Some(f), .. } = &self.run.graph().tasks[self.task as usize].body
+        let Body::Dynamic { child: f, .. } = &self.run.graph().tasks[self.task as usize].body
         else {
-            unreachable!("joule-graph: a child of a task without a child closure");
+            unreachable!("joule-graph: a child of a task that is not dynamic");
         };
         let f = f
             .downcast_ref::<ChildFn<C>>()
@@ -145,81 +124,28 @@ impl<'a> TaskContext<'a> {
     }
 
     /// Panics unless the task declared `want` (or more) of the resource `id`.
-    pub(crate) fn check(&self, id: TypeId, name: &'static str, want: AccessMode) {
+    ///
+    /// A parameter declares (when its task is added) exactly what it fetches (when the task
+    /// runs), both from its type, so this cannot fail unless joule-graph itself has a bug;
+    /// debug builds check it anyway (Jolt's `BodyAccess::Grant`).
+    #[cfg(debug_assertions)]
+    pub(crate) fn check(
+        &self,
+        id: std::any::TypeId,
+        name: &'static str,
+        want: crate::access::AccessMode,
+    ) {
+        use crate::access::AccessMode;
         let declared = self.run.graph().declared(self.task, id);
-        match (declared, want) {
-            (Some(AccessMode::Write), _) | (Some(AccessMode::Read), AccessMode::Read) => {}
-            (Some(AccessMode::Read), AccessMode::Write) => panic!(
-                "joule-graph: task '{}' writes `{name}` but declared only a read; take a \
-                 `Write<{name}>` (context-style: .writes::<{name}>())",
-                self.task_name()
-            ),
-            (None, AccessMode::Read) => panic!(
-                "joule-graph: task '{}' reads `{name}`, which it did not declare; take a \
-                 `Read<{name}>` (context-style: .reads::<{name}>())",
-                self.task_name()
-            ),
-            (None, AccessMode::Write) => panic!(
-                "joule-graph: task '{}' writes `{name}`, which it did not declare; take a \
-                 `Write<{name}>` (context-style: .writes::<{name}>())",
-                self.task_name()
-            ),
-        }
-    }
-
-    /// Shared access to the resource of type `T`.
-    ///
-    /// # Panics
-    /// If the task did not declare `reads::<T>()` or `writes::<T>()` (the message names
-    /// the task and the resource).
-    #[must_use]
-    pub fn read<T: Send + Sync + 'static>(&self) -> Read<'a, T> {
-        self.check(TypeId::of::<T>(), type_name::<T>(), AccessMode::Read);
-        self.run
-            .ctx()
-            .read_locked::<T>()
-            .expect("joule-graph: `run` checks that every declared resource is present")
-    }
-
-    /// Exclusive access to the resource of type `T`.
-    ///
-    /// # Panics
-    /// If the task did not declare `writes::<T>()` (the message names the task and the
-    /// resource).
-    #[must_use]
-    pub fn write<T: Send + Sync + 'static>(&self) -> Write<'a, T> {
-        self.check(TypeId::of::<T>(), type_name::<T>(), AccessMode::Write);
-        self.run
-            .ctx()
-            .write_locked::<T>()
-            .expect("joule-graph: `run` checks that every declared resource is present")
-    }
-}
-
-/// Queues children of a context-style dynamic task (hidden; see the module docs). Its
-/// successors start only after every child (and every grandchild queued by a child) has
-/// finished.
-#[doc(hidden)]
-pub struct ContextSpawner<'a> {
-    pub(crate) run: &'a Arc<RunState>,
-    pub(crate) task: u32,
-}
-
-impl ContextSpawner<'_> {
-    /// Queues `child`, which runs with its task's context and may spawn more children.
-    ///
-    /// A child job holds the run state, the task index and `child`; when `child` captures
-    /// at most 24 bytes the job is stored inline and queueing it allocates nothing.
-    pub fn spawn<F>(&self, child: F)
-    where
-        F: FnOnce(&TaskContext<'_>, &ContextSpawner<'_>) + Send + 'static,
-    {
-        RunState::spawn_child(self.run, self.task, child);
-    }
-
-    /// The name of the task whose children these are.
-    #[must_use]
-    pub fn task_name(&self) -> &str {
-        self.run.graph().task_name(self.task)
+        let ok = match want {
+            AccessMode::Read => declared.is_some(),
+            AccessMode::Write => declared == Some(AccessMode::Write),
+        };
+        assert!(
+            ok,
+            "joule-graph: task '{}' fetches {want:?} access to `{name}` but declared {declared:?}; \
+             parameters must declare what they fetch",
+            self.run.graph().task_name(self.task)
+        );
     }
 }
