@@ -229,14 +229,17 @@ pub(super) fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f
     };
     // The midpoint residual's Jacobian at `w' = w`.
     let jacobian = *inertia + (skew(wb) * *inertia - skew(iw)) * (0.5 * h);
-    let mut x = wb - jacobian.inverse() * (h * wb.cross(iw));
+    let x = wb - jacobian.inverse() * (h * wb.cross(iw));
     let energy = wb.dot(iw);
     let now = x.dot(*inertia * x);
-    if now > 0.0 {
-        x *= (energy / now).sqrt();
-    }
     let n = rotation.length_squared();
-    (rotation * x) / (n * n)
+    // sqrt(energy / now) / |q|⁴ in one division and one root.
+    let scale = if now > 0.0 {
+        (energy / (now * (n * n) * (n * n))).sqrt()
+    } else {
+        1.0
+    };
+    rotation * (x * scale)
 }
 
 /// One substep of position integration.
