@@ -529,8 +529,8 @@ pub(crate) struct CcdResponse<'a> {
 
 /// Moves every hit body back to its time of impact, in (fraction, body) order, and
 /// applies the collision impulse there (Jolt resolves CCD contacts the same way): the
-/// normal impulse stops the approach, or reverses `restitution` of it above the
-/// restitution threshold, and friction removes up to `friction * normal impulse` of the
+/// normal impulse stops the approach, or reverses `restitution` of it at and above the
+/// restitution threshold (the solver's rule), and friction removes up to `friction * normal impulse` of the
 /// sliding speed. A sleeping body that is hit wakes up.
 pub(crate) fn resolve(
     bodies: &mut Bodies,
@@ -612,7 +612,7 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
         let (xa, xb) = (ra.cross(dir), rb.cross(dir));
         ma + mb + xa.dot(inv_ia * xa) + xb.dot(inv_ib * xb)
     };
-    let e = if vn < -response.restitution_threshold {
+    let e = if vn <= -response.restitution_threshold {
         restitution
     } else {
         0.0

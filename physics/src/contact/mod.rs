@@ -90,7 +90,7 @@ pub struct ContactImpulse {
     pub max_normal: f32,
     /// Approach speed (relative normal velocity, < 0) of a point whose bounce was due at
     /// the end of the last step but had not happened, 0 otherwise: a bouncy point that
-    /// approached faster than the restitution threshold and pushed, but had not touched
+    /// approached at the restitution threshold or faster and pushed, but had not touched
     /// yet (a speculative point that stopped a fast body a substep short of the surface).
     /// The next step's restitution starts from it, so the bounce answers the speed of the
     /// impact and not the slowed remainder. Nothing else is carried, so a resting contact
@@ -111,7 +111,7 @@ impl ContactImpulse {
         restitution: f32,
         restitution_threshold: f32,
     ) -> f32 {
-        let due = restitution != 0.0 && relative_velocity < -restitution_threshold;
+        let due = restitution != 0.0 && relative_velocity <= -restitution_threshold;
         if due && pushed && !bounced {
             relative_velocity
         } else {

@@ -7,6 +7,7 @@ use joule_physics::body::{BodyDesc, BodyId, MotionQuality};
 use joule_physics::events::ContactEventKind;
 use joule_physics::math::{Quat, Vec3};
 use joule_physics::shape::Shape;
+use joule_physics::solver::SolverSettings;
 use joule_physics::world::{World, WorldDesc};
 
 fn zero_g(threads: usize) -> World {
@@ -284,5 +285,37 @@ fn ccd_results_are_identical_for_any_thread_count() {
     let reference = run(0);
     for threads in [1, 2, 4] {
         assert_eq!(run(threads), reference, "{threads} workers");
+    }
+}
+
+/// Issue 28, item 11, for CCD's response: boxes meeting at exactly the restitution
+/// threshold bounce, just below it they stop (the threshold is set to their closing
+/// speed, 240 m/s, exact in f32, so the approach at the hit is exactly it).
+#[test]
+fn linear_cast_restitution_applies_from_the_threshold_up() {
+    for (threshold, bounces) in [(240.0f32, true), (240.0f32.next_up(), false)] {
+        let mut w = World::new(
+            WorldDesc {
+                gravity: Vec3::ZERO,
+                solver: SolverSettings {
+                    restitution_threshold: threshold,
+                    ..SolverSettings::default()
+                },
+                ..WorldDesc::default()
+            },
+            JobSystem::new(0).unwrap(),
+        );
+        let a = fast_box(&mut w, -1.0, 120.0, MotionQuality::LinearCast, 1.0);
+        let b = fast_box(&mut w, 1.0, -120.0, MotionQuality::LinearCast, 1.0);
+        w.step(DT);
+        let (va, vb) = (
+            w.linear_velocity(a).unwrap().x,
+            w.linear_velocity(b).unwrap().x,
+        );
+        let expected = if bounces { 120.0 } else { 0.0 };
+        assert!(
+            (va + expected).abs() < 1.2 && (vb - expected).abs() < 1.2,
+            "threshold {threshold}: left at {va} and {vb}, expected ∓{expected}"
+        );
     }
 }

@@ -11,6 +11,7 @@
 
 use crate::common::{DT, world_with};
 use joule_physics::body::{BodyDesc, BodyId};
+use joule_physics::mass::MassSpec;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;
 use joule_physics::solver::SolverSettings;
@@ -147,5 +148,75 @@ fn any_gap_keeps_momentum_and_never_adds_energy() {
 fn the_striker_passes_its_velocity_whatever_the_gap() {
     for (v0, gap) in [(5.0f32, 0.31f32), (3.7, 0.137), (2.3, 0.171), (5.0, 0.3)] {
         passes_on(v0, gap);
+    }
+}
+
+/// The cradle of 1 kg balls (an inverse mass of exactly 1, so every impulse moves a ball
+/// by exactly the speed it carries) struck at `v0`, run for 1 s; the balls' x velocities.
+fn strike_one_kilogram(v0: f32) -> Vec<f32> {
+    let mut w = world_with(
+        WorldDesc {
+            gravity: Vec3::ZERO,
+            ..Default::default()
+        },
+        0,
+    );
+    let ids: Vec<_> = (0..5)
+        .map(|i| {
+            let x = if i == 0 { -0.05 } else { 2.0 * R * i as f32 };
+            w.create_body(&BodyDesc {
+                friction: 0.0,
+                restitution: 1.0,
+                allow_sleep: false,
+                mass: MassSpec::Mass(1.0),
+                linear_velocity: Vec3::new(if i == 0 { v0 } else { 0.0 }, 0.0, 0.0),
+                ..BodyDesc::dynamic(Shape::sphere(R).unwrap(), Vec3::new(x, 0.0, 0.0))
+            })
+            .unwrap()
+        })
+        .collect();
+    for _ in 0..60 {
+        w.step(DT);
+    }
+    ids.iter()
+        .map(|&id| w.linear_velocity(id).unwrap().x)
+        .collect()
+}
+
+/// Issue 28, item 11: restitution applies at and above `restitution_threshold` (Box2D v3's
+/// and Box3D's rule), so a cradle struck at exactly the threshold (1 m/s by default; no
+/// gravity, so the approach is exactly 1 m/s at the contact) is elastic. Before, only
+/// approaches strictly above it bounced, and this cradle moved on together, inelastic.
+#[test]
+fn a_cradle_struck_at_exactly_the_threshold_bounces() {
+    let v0 = SolverSettings::default().restitution_threshold;
+    assert_eq!(v0, 1.0);
+    let v = strike_one_kilogram(v0);
+    assert!(
+        v[4] >= 0.9 * v0,
+        "last ball leaves at {} v0 ({v:?})",
+        v[4] / v0
+    );
+    for (i, vi) in v[..4].iter().enumerate() {
+        assert!(
+            vi.abs() <= 0.1 * v0,
+            "ball {i} moves at {} v0 ({v:?})",
+            vi / v0
+        );
+    }
+}
+
+/// The other side of the rule: struck at the largest f32 below the threshold, nothing
+/// bounces and the balls move on together, none at more than half the striker's speed.
+#[test]
+fn a_cradle_struck_just_below_the_threshold_does_not_bounce() {
+    let v0 = SolverSettings::default().restitution_threshold.next_down();
+    let v = strike_one_kilogram(v0);
+    for (i, vi) in v.iter().enumerate() {
+        assert!(
+            vi.abs() <= 0.5 * v0,
+            "ball {i} moves at {} v0 ({v:?})",
+            vi / v0
+        );
     }
 }

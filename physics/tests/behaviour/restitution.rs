@@ -4,6 +4,7 @@ use crate::common::{DT, ground, world};
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;
+use joule_physics::solver::SolverSettings;
 use joule_physics::world::WorldDesc;
 
 fn rebound_height(e: f32) -> f32 {
@@ -132,5 +133,58 @@ fn a_resting_contact_forgets_its_landing_speed() {
         w.step(DT);
         let v = w.linear_velocity(b).unwrap();
         assert!(v.length() < 0.05, "the resting ball moved at {v}");
+    }
+}
+
+/// A ball thrown at a fixed wall 10 cm away at `speed`, no gravity: its x velocity
+/// after 0.5 s.
+fn off_a_wall(speed: f32, threshold: f32) -> f32 {
+    let mut w = common::world_with(
+        WorldDesc {
+            gravity: Vec3::ZERO,
+            solver: SolverSettings {
+                restitution_threshold: threshold,
+                ..SolverSettings::default()
+            },
+            ..Default::default()
+        },
+        0,
+    );
+    w.create_body(&BodyDesc::fixed(
+        Shape::cuboid(Vec3::new(0.5, 2.0, 2.0)).unwrap(),
+        Vec3::new(1.1, 0.0, 0.0),
+    ))
+    .unwrap();
+    let b = w
+        .create_body(&BodyDesc {
+            restitution: 0.5,
+            friction: 0.0,
+            allow_sleep: false,
+            linear_velocity: Vec3::new(speed, 0.0, 0.0),
+            ..BodyDesc::dynamic(Shape::sphere(0.5).unwrap(), Vec3::ZERO)
+        })
+        .unwrap();
+    for _ in 0..30 {
+        w.step(DT);
+    }
+    w.linear_velocity(b).unwrap().x
+}
+
+/// Issue 28, item 11: an approach at exactly `restitution_threshold` bounces (Box2D v3's
+/// and Box3D's rule), one just below it does not; with no gravity the approach at the
+/// contact is exactly the speed thrown. Checked at the default threshold and another.
+#[test]
+fn restitution_applies_from_the_threshold_up() {
+    for threshold in [1.0f32, 2.5] {
+        let at = off_a_wall(threshold, threshold);
+        assert!(
+            (at + 0.5 * threshold).abs() < 0.02 * threshold,
+            "threshold {threshold}: thrown at it, the ball left at {at}"
+        );
+        let below = off_a_wall(threshold.next_down(), threshold);
+        assert!(
+            below.abs() < 0.02 * threshold,
+            "threshold {threshold}: thrown just below it, the ball left at {below}"
+        );
     }
 }

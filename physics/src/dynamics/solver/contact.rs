@@ -542,8 +542,8 @@ impl ContactConstraint {
     /// constraints.
     ///
     /// Restitution happens here, not after the substeps: the first time in a step that a
-    /// bouncy point pushes while touching, after approaching faster than
-    /// `restitution_threshold`, it applies at once, and only once, the impulse that turns
+    /// bouncy point pushes while touching, after approaching at `restitution_threshold` or
+    /// faster, it applies at once, and only once, the impulse that turns
     /// its approach speed `u` into a separation speed `e u` (kept out of the accumulated
     /// impulse, which warm starting re-applies every substep). Colours and substeps then
     /// carry the new velocity to the next contact of a chain, which bounces in turn:
@@ -695,7 +695,7 @@ impl ContactConstraint {
             let rv = if both { vn } else { p.relative_velocity };
             let bounce = self.restitution != 0.0
                 && new > 0.0
-                && rv < -restitution_threshold
+                && rv <= -restitution_threshold
                 && !p.bounced
                 && (s < BOUNCE_SLOP || both);
             let (new, delta) = if bounce {

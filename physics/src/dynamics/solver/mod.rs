@@ -123,7 +123,10 @@ pub struct SolverSettings {
     pub contact_damping_ratio: f32,
     /// Fastest speed at which overlap is pushed apart (m/s).
     pub max_push_out_speed: f32,
-    /// Approach speed above which restitution applies (m/s).
+    /// Approach speed at and above which restitution applies (m/s): a contact that closes
+    /// at exactly this speed bounces, a slower one does not (Box2D v3's and Box3D's rule:
+    /// a Newton's cradle struck at exactly 1 m/s is elastic). It is compared with the
+    /// approach at the contact, which gravity may have changed during the step.
     pub restitution_threshold: f32,
     /// Trees of ball joints whose heaviest body has at least this many times the mass of
     /// the lightest are solved exactly, each tree as one sparse linear system

@@ -78,6 +78,13 @@ impl FloatW {
         MaskW(lanes(|i| if self.0[i] > o.0[i] { u32::MAX } else { 0 }))
     }
 
+    /// Lane-wise `self >= o`.
+    #[inline(always)]
+    #[must_use]
+    pub fn ge(self, o: FloatW) -> MaskW {
+        MaskW(lanes(|i| if self.0[i] >= o.0[i] { u32::MAX } else { 0 }))
+    }
+
     /// Lane-wise `self == o`.
     #[inline(always)]
     #[must_use]

@@ -199,7 +199,7 @@ pub struct SolveParams {
     pub max_push: f32,
     /// Contact softness.
     pub softness: Softness,
-    /// Approach speed above which restitution applies.
+    /// Approach speed at and above which restitution applies.
     pub restitution_threshold: f32,
 }
 

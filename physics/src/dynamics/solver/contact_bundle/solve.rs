@@ -374,7 +374,7 @@ impl ContactBundle {
                 let rv = FloatW::select(both, vn, rv);
                 let bounce = bouncy
                     .and(pushing)
-                    .and(FloatW::splat(-k.restitution_threshold).gt(rv))
+                    .and(FloatW::splat(-k.restitution_threshold).ge(rv))
                     .and(FloatW::splat(BOUNCE_SLOP).gt(s).or(both))
                     .and_not(p.bounced);
                 let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
