@@ -139,7 +139,7 @@ fn a_resting_contact_forgets_its_landing_speed() {
 /// A ball thrown at a fixed wall 10 cm away at `speed`, no gravity: its x velocity
 /// after 0.5 s.
 fn off_a_wall(speed: f32, threshold: f32) -> f32 {
-    let mut w = common::world_with(
+    let mut w = crate::common::world_with(
         WorldDesc {
             gravity: Vec3::ZERO,
             solver: SolverSettings {
