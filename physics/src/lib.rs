@@ -20,7 +20,7 @@
 //! # Map of the crate
 //!
 //! The folders are the layers of `DESIGN.md`, top to bottom; a file imports only its own
-//! layer and the ones below (`tests/layers.rs` fails otherwise):
+//! layer and the ones below (`tests/behaviour/layers.rs` fails otherwise):
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|

@@ -434,7 +434,7 @@ fn along_face(
 mod tests {
     //! The internal-edge rule on one triangle. On a whole flat mesh the merge above
     //! already hides ghost normals (the deepest part's face normal wins and part normals
-    //! more than 60° off it are dropped), which is why `tests/ghost_collisions.rs` passes
+    //! more than 60° off it are dropped), which is why `tests/behaviour/ghost_collisions.rs` passes
     //! with this rule switched off; these tests check the rule itself, for the cases the
     //! merge does not cover (a body whose only nearby part is the triangle beyond a seam,
     //! part normals within 60° of the deepest one).

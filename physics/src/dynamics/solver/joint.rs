@@ -29,7 +29,7 @@
 //! pass, so the bias velocity never remains in the result. Springs and position motors
 //! act in the solve pass only and start each substep from a zero impulse: one pass of
 //! such a row is then exactly an implicit-Euler step of the spring-damper (Catto,
-//! "Solver2D", 2024), which `physics/tests/joints.rs` checks.
+//! "Solver2D", 2024), which `physics/tests/behaviour/joints.rs` checks.
 
 use std::ops::{Add, Mul, Sub};
 
@@ -39,7 +39,7 @@ use crate::math::{Mat3A, Quat, Vec3A};
 use super::contact::{BodyMass, Softness, SolverBody};
 
 /// Stiffness of the rigid rows of joints, in Hz. Box2D v3 uses twice its contact
-/// stiffness. Measured at 10 substeps of a 60 Hz step (`physics/tests/joints.rs`): a
+/// stiffness. Measured at 10 substeps of a 60 Hz step (`physics/tests/behaviour/joints.rs`): a
 /// 20-link chain swinging from horizontal ends within 0.07 mm per link at 120 Hz and
 /// 0.02 mm at 150 Hz; a load of 100 links' mass on a 10-link chain, iterated, sags 6.7 cm
 /// at 120 Hz, 4.4 cm at 150 Hz and 2.6 cm at 200 Hz, and the same chain blows up at

@@ -7,7 +7,7 @@
 //! the passes over constraint memory. Box2D v3 and Box3D measure it as the most robust of
 //! the family ("Solver2D", Catto 2024).
 //!
-//! What we measured choosing the settings (physics/tests/stacking.rs, examples/tests/scenes.rs):
+//! What we measured choosing the settings (physics/tests/behaviour/stacking.rs, examples/tests/scenes.rs):
 //! - A soft contact is a spring: under a load it settles at `load * g / omega²` of overlap,
 //!   so a pile sags by the sum over its layers. At Box2D's 30 Hz and 4 substeps the 10-box
 //!   stack sank 2.5 cm, pyramid20 3 cm and pyramid_big 12 cm before creeping apart.
