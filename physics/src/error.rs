@@ -58,6 +58,18 @@ pub enum PhysicsError {
     /// The id refers to a joint that was removed (or broke and was removed, or never
     /// existed in this world). Drop stale joint ids when you remove joints or bodies.
     StaleJointId(JointId),
+    /// A presentation was asked for a body that is not in the last step it recorded: the
+    /// body was created after that step (it appears once the next step is recorded) or
+    /// removed before it. Read the world for a body the presentation has not seen yet.
+    NotPresented(BodyId),
+    /// A fixed step was given a time step that is not finite and positive, or a cap of
+    /// zero steps per frame. Use a step such as `1.0 / 60.0` and a cap of at least 1.
+    InvalidFixedStep {
+        /// The time step given, in seconds.
+        dt: f32,
+        /// The cap given on steps per frame.
+        max_steps_per_frame: u32,
+    },
 }
 
 impl fmt::Display for PhysicsError {
@@ -101,6 +113,18 @@ impl fmt::Display for PhysicsError {
             ),
             PhysicsError::InvalidJoint => write!(f, "invalid joint description"),
             PhysicsError::StaleJointId(id) => write!(f, "joint id {id:?} is stale or unknown"),
+            PhysicsError::NotPresented(id) => write!(
+                f,
+                "body {id:?} is not in the presentation's last recorded step"
+            ),
+            PhysicsError::InvalidFixedStep {
+                dt,
+                max_steps_per_frame,
+            } => write!(
+                f,
+                "fixed step: dt {dt} s and {max_steps_per_frame} steps per frame, expected a \
+                 finite dt > 0 and at least 1 step per frame"
+            ),
         }
     }
 }

@@ -24,15 +24,16 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
+//! | game-level parts | [`game`] | the game loop: a [`FixedStep`](game::FixedStep) clock and a [`Presentation`](game::Presentation) of every body interpolated between the last two steps |
 //! | the user's surface | [`world`] | [`World`](world::World): creating and removing bodies and joints, reading and setting them ([`body_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
 //! | the step | `step` (private) | the step as a joule-graph graph of the stages below, its [`listener`]s (user code before and after) and its trace ([`STAGES`]) |
 //! | the stages | [`collision`], [`dynamics`], [`settings`] | [`broad_phase`], [`narrow_phase`], [`ccd`], broad-phase [`query`]; the [`constraint_graph`], [`island`]s and sleeping, the [`solver`]; the settings they read |
 //! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s and [`mass`] properties), shapes, joint descriptions, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
 //! | geometry | [`geometry`], [`math`] | bounding boxes ([`aabb`]), support maps ([`support`]), the [`dynamic_tree`]; glam's types |
 //!
-//! The game-level parts (the game loop, the character controller, networking) will sit
-//! above the world and use only its public surface, as a game does. Everyday code needs
-//! only [`prelude`].
+//! The game-level parts sit above the world and use only its public surface, as a game
+//! does: [`game`] (the fixed-step clock and the interpolated presentation); the character
+//! controller and networking will join it. Everyday code needs only [`prelude`].
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -59,6 +60,9 @@ mod step;
 
 // The user's surface.
 pub mod world;
+
+// Game-level parts, over the world's public surface.
+pub mod game;
 
 // Paths users have written since the first milestone, kept working.
 pub use body::{builder as body_builder, filter, mass};

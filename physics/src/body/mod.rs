@@ -343,6 +343,9 @@ pub(crate) struct Body {
     /// Force and torque applied every step until changed (thrusters, wind).
     pub constant_force: Vec3A,
     pub constant_torque: Vec3A,
+    /// Times the body was moved by hand (`World::teleport_count`): not state, so not in
+    /// snapshots; a restore bumps it for every body.
+    pub teleports: u32,
 }
 
 impl Body {

@@ -47,7 +47,74 @@ impl World {
             sim: self.bodies.sim(id)?,
         })
     }
+
+    /// Every live body, in body order (ascending [`BodyId::index`]), without allocating.
+    ///
+    /// ```
+    /// use joule_physics::prelude::*;
+    ///
+    /// let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+    /// let a = world.create_body(&BodyDesc::dynamic(Shape::sphere(0.5)?, Vec3::ZERO))?;
+    /// let b = world.create_body(&BodyDesc::dynamic(Shape::sphere(0.5)?, Vec3::X))?;
+    /// let ids: Vec<BodyId> = world.bodies().map(|body| body.id()).collect();
+    /// assert_eq!(ids, [a, b]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn bodies(&self) -> BodyIter<'_> {
+        BodyIter {
+            world: self,
+            slot: 0,
+            left: self.bodies.len(),
+        }
+    }
+
+    /// How many times the body was moved by hand: [`set_position`](World::set_position),
+    /// [`set_rotation`](World::set_rotation), [`set_transform`](World::set_transform), or
+    /// a snapshot [`restore`](World::restore)d over this world. It starts at 0 and wraps.
+    ///
+    /// A presentation that interpolates between two steps compares it (and the id, whose
+    /// generation changes when a slot is reused) to show a teleport as a jump rather than
+    /// a smear across the scene.
+    pub fn teleport_count(&self, id: BodyId) -> Result<u32, PhysicsError> {
+        Ok(self.bodies.get(id)?.teleports)
+    }
 }
+
+/// The live bodies of a world in body order: see [`World::bodies`].
+#[derive(Clone, Debug)]
+pub struct BodyIter<'w> {
+    world: &'w World,
+    slot: usize,
+    left: usize,
+}
+
+impl<'w> Iterator for BodyIter<'w> {
+    type Item = BodyRef<'w>;
+
+    fn next(&mut self) -> Option<BodyRef<'w>> {
+        let all = &self.world.bodies;
+        while let Some(body) = all.bodies.get(self.slot) {
+            let index = self.slot as u32;
+            self.slot += 1;
+            if body.alive {
+                self.left -= 1;
+                return Some(BodyRef {
+                    id: all.id_of(index),
+                    body,
+                    sim: all.sim_of(index),
+                });
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for BodyIter<'_> {}
 
 impl BodyRef<'_> {
     /// The body's id.
@@ -156,5 +223,11 @@ impl BodyRef<'_> {
     #[must_use]
     pub fn user_data(&self) -> u64 {
         self.body.user_data
+    }
+
+    /// How many times the body was moved by hand (see [`World::teleport_count`]).
+    #[must_use]
+    pub fn teleport_count(&self) -> u32 {
+        self.body.teleports
     }
 }

@@ -39,7 +39,7 @@ impl World {
 }
 
 impl World {
-    /// Sets the contact modifier (see the [module docs](self)): called every step for
+    /// Sets the contact modifier (see [`crate::contact::hooks`]): called every step for
     /// every non-sensor contact that has points, from the narrow phase's jobs. Applies
     /// from the next step.
     pub fn set_contact_modifier(

@@ -229,6 +229,7 @@ impl World {
             torque: Vec3A::ZERO,
             constant_force: Vec3A::ZERO,
             constant_torque: Vec3A::ZERO,
+            teleports: 0,
         };
         let sim = BodySim {
             transform,
@@ -361,7 +362,9 @@ impl World {
         Ok(self.bodies.get(id)?.user_data)
     }
 
-    /// Moves a body (teleport). Its broad-phase box is updated at once.
+    /// Moves a body (teleport). Its broad-phase box is updated at once, and its
+    /// [`teleport_count`](World::teleport_count) goes up by one (as for `set_rotation`
+    /// and `set_transform`).
     pub fn set_position(&mut self, id: BodyId, position: Vec3) -> Result<(), PhysicsError> {
         validate_position(position)?;
         let rotation = self.bodies.sim(id)?.transform.rotation;
@@ -384,7 +387,8 @@ impl World {
     ) -> Result<(), PhysicsError> {
         validate_position(position)?;
         validate_rotation(rotation)?;
-        let body = self.bodies.get(id)?;
+        let body = self.bodies.get_mut(id)?;
+        body.teleports = body.teleports.wrapping_add(1);
         let local_center = body.local_center;
         let proxy = body.proxy;
         let shape = body.shape.clone();

@@ -18,6 +18,7 @@ mod events;
 mod forces;
 mod free_fall;
 mod friction;
+mod game;
 mod ghost_collisions;
 mod gyroscopic;
 mod hooks;

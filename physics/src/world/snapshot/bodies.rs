@@ -254,6 +254,8 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         torque,
         constant_force,
         constant_torque,
+        // Not state: it only tells a presentation where poses jumped.
+        teleports: _,
     } = body;
     w.u32(*set);
     w.u32(*local);
@@ -409,6 +411,7 @@ fn read_body(
         torque,
         constant_force,
         constant_torque,
+        teleports: 0,
     })
 }
 
@@ -445,6 +448,7 @@ fn dead_body(generation: u32) -> Body {
         torque: Vec3A::ZERO,
         constant_force: Vec3A::ZERO,
         constant_torque: Vec3A::ZERO,
+        teleports: 0,
     }
 }
 

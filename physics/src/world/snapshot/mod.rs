@@ -274,6 +274,12 @@ impl World {
             mixing,
             step_count,
         } = state;
+        let mut bodies = bodies;
+        // Every pose may have jumped: a presentation must not interpolate across it.
+        for (slot, body) in bodies.bodies.iter_mut().enumerate() {
+            let before = self.bodies.bodies.get(slot).map_or(0, |b| b.teleports);
+            body.teleports = before.wrapping_add(1);
+        }
         self.desc = desc;
         self.bodies = bodies;
         self.broad_phase = broad_phase;
