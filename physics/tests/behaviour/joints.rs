@@ -130,6 +130,66 @@ fn a_twenty_link_chain_stretches_less_than_a_millimetre_per_link() {
     }
 }
 
+/// The largest distance between a ball joint's two anchors along `chain`'s joints
+/// (anchors at ±0.25 m along each link's local x, the first at `top`).
+fn largest_joint_gap(w: &World, top: Vec3, links: &[BodyId]) -> f32 {
+    let mut prev = top;
+    let mut worst: f32 = 0.0;
+    for &b in links {
+        let t = w.transform(b).unwrap();
+        let start = t.transform_point(Vec3A::new(-0.25, 0.0, 0.0));
+        worst = worst.max(start.distance(prev.into()));
+        prev = t.transform_point(Vec3A::new(0.25, 0.0, 0.0)).into();
+    }
+    worst
+}
+
+#[test]
+fn a_whipping_chain_keeps_every_joint_closed_at_every_step() {
+    // Issue 28 item 7: SCENES.md's chain released horizontal whips through the bottom,
+    // its tip links spinning fast; the largest anchor gap at any step end over 10 s.
+    // Box3D peaks at 19.6 mm, Rapier at 34.3 mm. Measured here (before the point block
+    // asked for the velocity that cancels its arms' turn in the coming position substep,
+    // `joint::arm_drift`): 9.1 mm iterated (the default for links of one mass), 5.6 mm
+    // solved as an exact tree; after: 8.0 mm and 1.32 mm. The issue's target is 1 mm at
+    // the default settings: not reached, iterating a 20-link chain converges too slowly
+    // (see benches/RESULTS.md), so these bounds hold what was reached.
+    for (ratio, bound) in [
+        (SolverSettings::default().joint_tree_mass_ratio, 8.5e-3),
+        (1.0, 1.5e-3),
+    ] {
+        let mut w = world_with(
+            WorldDesc {
+                solver: SolverSettings {
+                    joint_tree_mass_ratio: ratio,
+                    ..SolverSettings::default()
+                },
+                ..WorldDesc::default()
+            },
+            0,
+        );
+        let top = Vec3::new(0.0, 20.0, 0.0);
+        let links = chain(&mut w, top, 20);
+        let (mut worst, mut at): (f32, usize) = (0.0, 0);
+        for step in 1..=600 {
+            w.step(DT);
+            let gap = largest_joint_gap(&w, top, &links);
+            // NaN-proof: a chain that blew up fails.
+            if gap.is_nan() || gap > worst {
+                (worst, at) = (gap, step);
+            }
+            if worst.is_nan() {
+                break;
+            }
+        }
+        println!("ratio {ratio}: largest joint gap {worst} m at step {at}");
+        assert!(
+            worst < bound,
+            "ratio {ratio}: a joint opened {worst} m at step {at}"
+        );
+    }
+}
+
 /// A load of `ratio` times one link's mass hanging from ten links, released from rest at
 /// the chain's rest length and pushed sideways at `push` m/s: the largest error of the
 /// load's distance from the top over 3 s, and the error at the end.

@@ -278,7 +278,13 @@ impl PointLanes {
             let (bias_rate, ms, is) = k.rigid(pass);
             let d = self.d0 + (b.dp - a.dp) + (r_b - self.r_b0) - (r_a - self.r_a0);
             let cdot = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
-            let x = cdot + d.scale(FloatW::splat(bias_rate));
+            let mut x = cdot + d.scale(FloatW::splat(bias_rate));
+            if pass == Pass::Solve(true) {
+                // `joint::arm_drift`, lane by lane.
+                let half_h = FloatW::splat(0.5 * k.h);
+                let drift = arm_drift(b.w, r_b, half_h) - arm_drift(a.w, r_a, half_h);
+                x = x + drift.scale(FloatW::splat(k.inv_h));
+            }
             let imp = self.point_mass.mul(x).scale(FloatW::splat(-ms))
                 - self.acc.scale(FloatW::splat(is));
             self.acc = self.acc + imp;
@@ -295,6 +301,16 @@ impl PointLanes {
         b.w = b.w + self.inv_inertia_b.mul(r_b.cross(imp));
         imp
     }
+}
+
+/// `joint::arm_drift` in every lane, operation for operation alike.
+#[inline(always)]
+fn arm_drift(w: Vec3W, r: Vec3W, half_h: FloatW) -> Vec3W {
+    let u = w.scale(half_h);
+    let ur = u.cross(r);
+    let uu = u.dot(u);
+    let s = FloatW::splat(1.0).div(FloatW::splat(1.0) + uu);
+    (u.cross(ur) - ur.scale(uu)).scale(FloatW::splat(2.0) * s)
 }
 
 /// Up to [`LANES`] ball joints of one colour.

@@ -22,9 +22,14 @@
 //! arms once per substep (in the relax pass, after the positions moved; the next substep's
 //! solve pass reuses it), not once per step: a mass for arms that have since turned
 //! mistook across-arm velocity for along-arm and a released pendulum came apart in
-//! half a second; and (b) the accumulated impulse turns with the bodies between the solve
+//! half a second; (b) the accumulated impulse turns with the bodies between the solve
 //! and relax passes (`carry`), so the warm start does not push across the new arm: at
-//! `m r² / I = 10⁶` that push was larger than what f32 can cancel. Rigid rows are solved soft with a position bias in
+//! `m r² / I = 10⁶` that push was larger than what f32 can cancel; and (c) in the solve
+//! pass it also asks for the velocity that cancels the second-order part of its arms'
+//! turn in the coming position substep ([`arm_drift`]): a link spinning at `w` pulls an
+//! anchor at arm `r` inward by about `r |w|² h² / 2` per substep, which a velocity row
+//! (linear in the arms) cannot see; at the tip of a whipping chain (40-50 rad/s) that is
+//! millimetres per substep. Rigid rows are solved soft with a position bias in
 //! the solve pass (joint stiffness [`JOINT_HERTZ`]) and rigid without bias in the relax
 //! pass, so the bias velocity never remains in the result. Springs and position motors
 //! act in the solve pass only and start each substep from a zero impulse: one pass of
@@ -307,6 +312,21 @@ pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -
     )
 }
 
+/// How far the arm `r` of a body turning at `w` moves in the next position substep
+/// (`half_h` = half its length) beyond its first-order motion `h w × r`: the integrator
+/// turns the body by the normalised `1 + (h w / 2)`, so with `u = h w / 2` and
+/// `s = 1 / (1 + |u|²)` the arm ends at `r + 2 s (u × r + u × (u × r))`, and the drift is
+/// `2 s (u × (u × r) - |u|² (u × r))`: mostly inward, `-(h²/2) |w|² r` for `w ⟂ r`.
+/// The bundled lanes (`ball_bundle.rs`) compute it operation for operation alike.
+#[inline(always)]
+pub(crate) fn arm_drift(w: Vec3A, r: Vec3A, half_h: f32) -> Vec3A {
+    let u = half_h * w;
+    let ur = u.cross(r);
+    let uu = u.dot(u);
+    let s = 1.0 / (1.0 + uu);
+    (2.0 * s) * (u.cross(ur) - uu * ur)
+}
+
 /// How much each side's turn counts when the point block's impulse is carried from the
 /// solve pass's arms to the relax pass's (A's weight, B's): in proportion to how strongly
 /// an impulse at that side's anchor turns it, `tr(I⁻¹) r²`, so an impulse on a body of
@@ -531,7 +551,16 @@ impl Rows<'_> {
             c.point_mass = point_mass(&c.mass_a, &c.mass_b, p.r_a, p.r_b);
         }
         let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
-        let imp = -ms * (c.point_mass * (cdot + bias_rate * p.d)) - is * c.acc.point;
+        let mut x = cdot + bias_rate * p.d;
+        if self.pass == Pass::Solve(true) {
+            // The arms' turn in the coming position substep opens the joint by its
+            // second-order part (centripetal: a fast-spinning link pulls its anchors
+            // inward by `r |w|² h² / 2`): ask for the velocity that cancels it too.
+            let half_h = 0.5 * self.k.h;
+            let drift = arm_drift(self.b.w, p.r_b, half_h) - arm_drift(self.a.w, p.r_a, half_h);
+            x += self.k.inv_h * drift;
+        }
+        let imp = -ms * (c.point_mass * x) - is * c.acc.point;
         c.acc.point += imp;
         if self.pass == Pass::Solve(true) {
             c.acc_in_a = self.a.dq.conjugate() * c.acc.point;

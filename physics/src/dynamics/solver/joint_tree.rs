@@ -29,7 +29,8 @@
 //!   them in one tree make a loop through the world, whose rows can be redundant, so
 //!   such a tree, or any tree with a loop, is left to the iterative joint stage.
 //! - Rows are rigid: the biased pass drives the anchors' relative velocity to
-//!   `-bias_rate * separation` exactly and the relax pass to zero, so there is no soft
+//!   `-bias_rate * separation` (less the arms' second-order turn in the coming position
+//!   substep, `joint::arm_drift`) exactly and the relax pass to zero, so there is no soft
 //!   spring whose sag grows with the load (the joint stiffness only sets how fast a
 //!   separation closes).
 //! - Other joints, contacts and ball joints outside such trees still act on the same
@@ -45,7 +46,7 @@ use crate::joint::{JointImpulses, JointKind, Joints};
 use crate::math::{Mat3A, Vec3A};
 
 use super::contact::{BodyMass, SolverBody};
-use super::joint::{JointParams, Pass};
+use super::joint::{JointParams, Pass, arm_drift};
 use super::{MAX_BLOCKS, blocks_with_chunks, fixed_velocity, solver_index};
 
 /// Fewest nodes per block (whole trees).
@@ -668,6 +669,11 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut TreeScratch, bodies: &mut [SolverBo
             let (cur_a, cur_b) = (a.dq * n.r_a, b.dq * n.r_b);
             let sep = n.d0 + (b.dp - a.dp) + (cur_b - n.r_b) - (cur_a - n.r_a);
             n.b[0] = cdot + bias_rate * sep;
+            if use_bias {
+                let half_h = 0.5 * k.h;
+                let drift = arm_drift(b.w, cur_b, half_h) - arm_drift(a.w, cur_a, half_h);
+                n.b[0] += k.inv_h * drift;
+            }
         }
         // Forward: fold each node's right-hand side into its parent's.
         for i in 0..nodes.len() {
