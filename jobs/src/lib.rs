@@ -101,6 +101,8 @@ mod job;
 pub mod latch;
 #[doc(hidden)]
 pub mod sleep;
+#[cfg(not(loom))]
+mod spin;
 mod sync;
 
 #[cfg(not(loom))]

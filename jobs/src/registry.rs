@@ -3,7 +3,7 @@
 //!
 //! Where a thread looks for work, in order: its own deque (newest first, for cache
 //! locality), its inbox, the injector, then the other workers' deques in a random order
-//! (oldest first). A thread that finds nothing spins briefly (`Backoff`), then parks via
+//! (oldest first). A thread that finds nothing spins briefly (`Spin`), then parks via
 //! the idle set (see `sleep.rs`). A thread that *waits* for a latch or counter runs the
 //! same loop, so waiting always helps. Jobs spawned with high priority sit in a lane of
 //! their own that every thread looks at before all of these.
@@ -26,14 +26,13 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use crossbeam_utils::Backoff;
-
 use crate::deque::{self, Steal, Stealer};
 use crate::inbox::Inbox;
 use crate::injector::Injector;
 use crate::job::Job;
 use crate::latch::{PanicPayload, WaitTarget};
 use crate::sleep::{IdleSet, Parker};
+use crate::spin::Spin;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 use crate::trace::{TraceEvent, WAIT_LABEL};
 
@@ -607,41 +606,6 @@ impl Registry {
     }
 }
 
-/// How long an idle thread stays awake looking for work before it parks: crossbeam's
-/// `Backoff` (spin, then yield), then more yields, about 50-100 µs in all. A physics step
-/// is a chain of short parallel stages (tens of µs each); a worker that parked between
-/// them would wake too late for the next one (a futex wake-up costs about as much as a
-/// stage), so it keeps looking for a while. After that it parks and costs nothing.
-struct Spin {
-    backoff: Backoff,
-    rounds: u32,
-}
-
-impl Spin {
-    const ROUNDS: u32 = 64;
-
-    fn new() -> Self {
-        Self {
-            backoff: Backoff::new(),
-            rounds: 0,
-        }
-    }
-
-    /// Waits a little; false once the thread should park.
-    fn next(&mut self) -> bool {
-        if self.rounds >= Self::ROUNDS {
-            return false;
-        }
-        self.rounds += 1;
-        if self.backoff.is_completed() {
-            std::thread::yield_now();
-        } else {
-            self.backoff.snooze();
-        }
-        true
-    }
-}
-
 /// Spills half of a full deque to the injector, then pushes.
 /// Returns the deque position the job landed at, or `None` when it went to the injector.
 #[inline]
@@ -1025,7 +989,10 @@ impl Ctx<'_> {
             if tracing && idle_since.is_none() {
                 idle_since = Some(registry.now_ns());
             }
-            let mut spin = Spin::new();
+            // The spin phase ends at the deadline too: on a busy machine each of its
+            // rounds that yields may cost a whole time slice, and ~60 of them overshot a
+            // 1 ms wait by a second (issue 28).
+            let mut spin = Spin::until(deadline);
             let mut found = false;
             while spin.next() {
                 if target.is_set() {
@@ -1038,6 +1005,9 @@ impl Ctx<'_> {
             }
             if found {
                 continue;
+            }
+            if expired() {
+                return leave(owed, false, &mut idle_since);
             }
             if !target.prepare_sleep(parker) {
                 return leave(owed, true, &mut idle_since);
