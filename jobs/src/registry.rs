@@ -1027,6 +1027,10 @@ impl Ctx<'_> {
 
     /// Runs every job currently in this thread's inbox (and, with no workers, every queued
     /// job, since nobody else would). Returns how many ran.
+    ///
+    /// "No workers" is also a system that had workers and was shut down: they have
+    /// exited (or are finishing the queues and about to), so a job spawned on a clone kept
+    /// past `shutdown` has no thread but the ones that wait or call this.
     pub(crate) fn run_pending(&self) -> usize {
         let registry = self.registry();
         let mut n = 0;
@@ -1034,7 +1038,9 @@ impl Ctx<'_> {
             self.execute(job);
             n += 1;
         }
-        if registry.num_workers() == 0 {
+        // Acquire: pairs with the SeqCst store in `Handle::signal`; a job spawned after
+        // `shutdown` returned is then found below.
+        if registry.num_workers() == 0 || registry.terminate.load(Ordering::Acquire) {
             while let Some(job) = self.find_work() {
                 self.execute(job);
                 n += 1;

@@ -9,7 +9,7 @@
 //! expected overshoot.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use joule_jobs::{Counter, JobSystem};
@@ -19,6 +19,40 @@ fn system(workers: usize) -> JobSystem {
         .threads(workers)
         .build()
         .expect("job system")
+}
+
+/// Counts its own drops.
+struct DropCounter(Arc<AtomicUsize>);
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// One counter per job: how often each ran. Every job must run exactly once.
+struct Runs(Vec<AtomicUsize>);
+
+impl Runs {
+    fn new(n: usize) -> Arc<Self> {
+        Arc::new(Self((0..n).map(|_| AtomicUsize::new(0)).collect()))
+    }
+
+    fn mark(&self, id: usize) {
+        self.0[id].fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn total(&self) -> usize {
+        self.0.iter().map(|c| c.load(Ordering::SeqCst)).sum()
+    }
+
+    fn assert_each_once(&self) {
+        let runs: Vec<usize> = self.0.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+        assert!(
+            runs.iter().all(|&r| r == 1),
+            "every job must run exactly once; runs per job: {runs:?}"
+        );
+    }
 }
 
 // ---- Item 1: a bounded wait ends near its deadline, also in a busy process. ----
@@ -67,4 +101,59 @@ fn wait_timeout_returns_near_its_deadline_while_the_process_is_busy() {
         best < Duration::from_millis(100),
         "wait_timeout(1 ms) overshot its deadline: best of five {best:?}, all {all:?}"
     );
+}
+
+// ---- Item 2: a clone kept past shutdown runs its jobs in run_pending. ----
+
+/// After `shutdown` the workers are gone; the docs promise that a job spawned on a kept
+/// clone "runs when some thread waits or calls run_pending". Before the fix
+/// `run_pending` ran only the caller's inbox unless the system had been built without
+/// workers, so it returned 0 and the jobs waited for the last drop. Jobs come from this
+/// thread and from 8 others (normal and high priority); `run_pending` runs every one
+/// exactly once, and the last drop finds nothing left.
+#[test]
+fn run_pending_on_a_clone_kept_past_shutdown_runs_jobs_spawned_on_it() {
+    const SPAWNERS: usize = 8;
+    const PER_SPAWNER: usize = 50;
+    const TOTAL: usize = (SPAWNERS + 1) * PER_SPAWNER;
+    let jobs = system(3);
+    let kept = jobs.clone();
+    jobs.shutdown().expect("shutdown from the owning thread");
+    drop(jobs);
+    let runs = Runs::new(TOTAL);
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let spawn = |jobs: &JobSystem, id: usize| {
+        let (runs, d) = (runs.clone(), DropCounter(dropped.clone()));
+        let f = move || {
+            let _d = d;
+            runs.mark(id);
+        };
+        if id % 2 == 0 {
+            jobs.spawn(f);
+        } else {
+            jobs.spawn_high(f);
+        }
+    };
+    std::thread::scope(|s| {
+        for t in 0..SPAWNERS {
+            let kept = kept.clone();
+            s.spawn(move || {
+                for k in 0..PER_SPAWNER {
+                    spawn(&kept, t * PER_SPAWNER + k);
+                }
+            });
+        }
+    });
+    for k in 0..PER_SPAWNER {
+        spawn(&kept, SPAWNERS * PER_SPAWNER + k);
+    }
+    assert_eq!(
+        kept.run_pending(),
+        TOTAL,
+        "run_pending after shutdown runs every job spawned on the kept clone"
+    );
+    runs.assert_each_once();
+    drop(kept);
+    assert_eq!(runs.total(), TOTAL, "nothing ran at the last drop");
+    assert_eq!(dropped.load(Ordering::SeqCst), TOTAL);
 }
