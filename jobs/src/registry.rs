@@ -12,10 +12,11 @@
 //! that waits, helps or asks for a token is registered too (an *external* thread, such as
 //! the game's main thread): it gets an index, an inbox and (for the first
 //! [`MAX_EXTERNAL_DEQUES`] at a time) a deque. Its membership lives in a thread-local
-//! [`ExternalEntry`] and ends when the entry is dropped: when the thread unregisters
-//! (`Registration` guard), exits, or shuts the system down itself. Ending hands the
-//! thread's queued work over ([`Registry::retire`]): its inbox is closed and its jobs, with
-//! those left in its deque, move to the shared injector, where every thread can reach
+//! [`ExternalEntry`] and ends when the thread unregisters (`Registration` guard), exits,
+//! or shuts the system down itself, at once, even while a wait further up its stack still
+//! uses the entry. Ending hands the thread's queued work over ([`Registry::retire`]): its
+//! inbox is closed and its jobs, with those left in its deque (once the last user of the
+//! entry lets go of it), move to the shared injector, where every thread can reach
 //! them. Its index and deque are then reused by the next thread that registers, so a system
 //! keeps no memory for threads that have gone, and a thread keeps nothing for systems that
 //! have gone (dead entries are pruned whenever it registers anywhere).
@@ -511,8 +512,18 @@ impl Registry {
             let i = ext.iter().position(|e| e.id == self.id)?;
             Some(ext.swap_remove(i))
         });
-        // Dropped outside the borrow: retiring moves jobs, which may run destructors.
-        entry.is_some()
+        // Outside the borrow: retiring moves jobs, which may run destructors.
+        let Some(entry) = entry else {
+            return false;
+        };
+        // The membership ends now, also when a `scope` or wait further up this thread's
+        // stack still holds the entry (issue 28): its inbox closes and its index is freed
+        // at once. Its deque stays with that holder, which may still push to it (thieves
+        // still see it), and is handed over when the last holder lets go of the entry
+        // (`ExternalEntry::drop` retires again; retiring twice is harmless).
+        self.retire(&entry.slot, None);
+        drop(entry);
+        true
     }
 
     /// Ends the calling thread's registration if it is the one of `generation` (a guard
@@ -535,7 +546,8 @@ impl Registry {
     /// Hands over the queued work of a thread that leaves: closes its inbox (later
     /// `spawn_on` calls get an error) and moves its inbox's and deque's jobs to the
     /// injector, where every thread can reach them, then frees its index and deque for
-    /// reuse and keeps its trace events.
+    /// reuse and keeps its trace events. Idempotent: a second call for the same slot
+    /// (with the deque, once its last user let go) hands over only what came since.
     fn retire(&self, slot: &Arc<ThreadSlot>, deque: Option<(usize, deque::Worker)>) {
         let mut moved = false;
         for job in slot.inbox.close() {
@@ -650,6 +662,12 @@ impl ExternalEntry {
                 let pos = d.next_position();
                 match d.push(job) {
                     Ok(()) => Some(pos),
+                    // A thread that left (its inbox is closed) but whose wait still holds
+                    // this entry spills to the injector: its slot is no longer listed, so
+                    // other threads would not find its overflow.
+                    Err(job) if self.slot.inbox.is_closed() => {
+                        push_or_spill(d, &registry.injector, job)
+                    }
                     Err(job) => {
                         self.slot.overflow.spill(d, &registry.overflowing);
                         let pos = d.next_position();

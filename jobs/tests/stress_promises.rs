@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use joule_jobs::{Counter, JobSystem};
+use joule_jobs::{Counter, JobSystem, SpawnOnReason};
 
 fn system(workers: usize) -> JobSystem {
     JobSystem::builder()
@@ -156,4 +156,77 @@ fn run_pending_on_a_clone_kept_past_shutdown_runs_jobs_spawned_on_it() {
     drop(kept);
     assert_eq!(runs.total(), TOTAL, "nothing ran at the last drop");
     assert_eq!(dropped.load(Ordering::SeqCst), TOTAL);
+}
+
+// ---- Item 3: dropping a registration guard ends the registration at once. ----
+
+/// A guard dropped inside a `scope` body (where the thread is busy in the job system)
+/// must close the thread's inbox at once, as it does elsewhere. Before the fix the
+/// registration lived on until the scope returned: `spawn_on` with the old token still
+/// succeeded, and a second `register()` gave the thread a second registration beside the
+/// first. Four threads do this at once on a system of two workers; the jobs queued for
+/// them before the drop are handed over and run exactly once, and the one refused after
+/// it comes back to its spawner, which runs it.
+#[test]
+fn a_guard_dropped_inside_a_scope_unregisters_at_once() {
+    const THREADS: usize = 4;
+    const QUEUED: usize = 10;
+    // Per thread: QUEUED sent before the drop, one refused after it, QUEUED scope jobs.
+    const PER_THREAD: usize = 2 * QUEUED + 1;
+    let jobs = system(2);
+    let runs = Runs::new(THREADS * PER_THREAD);
+    let dropped = Arc::new(AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (jobs, runs, dropped) = (&jobs, &runs, &dropped);
+            let name = format!("guarded-{t}");
+            std::thread::Builder::new()
+                .name(name.clone())
+                .spawn_scoped(s, move || {
+                    let job = |id: usize| {
+                        let (runs, d) = (runs.clone(), DropCounter(dropped.clone()));
+                        move || {
+                            let _d = d;
+                            runs.mark(t * PER_THREAD + id);
+                        }
+                    };
+                    let registrations =
+                        || jobs.thread_names().iter().filter(|n| **n == name).count();
+                    let guard = jobs.register().expect("first guard");
+                    let token = guard.token();
+                    for id in 0..QUEUED {
+                        jobs.spawn_on(token, job(id)).unwrap();
+                    }
+                    assert_eq!(registrations(), 1);
+                    jobs.scope(|sc| {
+                        for id in 0..QUEUED {
+                            let f = job(QUEUED + 1 + id);
+                            sc.spawn(move |_| f());
+                        }
+                        drop(guard);
+                        let refused = jobs.spawn_on(token, job(QUEUED)).unwrap_err();
+                        assert_eq!(refused.reason, SpawnOnReason::NotRegistered);
+                        refused.job.run();
+                        assert_eq!(registrations(), 0, "the guard's registration ended");
+                        let again = jobs.register().expect("a new registration");
+                        assert_ne!(again.token(), token);
+                        assert_eq!(registrations(), 1, "one registration at a time");
+                        drop(again);
+                    });
+                })
+                .unwrap();
+        }
+    });
+    // The jobs handed over from the closed inboxes went to the shared queue.
+    let c = Counter::new();
+    let r = runs.clone();
+    jobs.spawn_counted(&c, move || {
+        while r.total() < THREADS * PER_THREAD {
+            std::thread::yield_now();
+        }
+    });
+    assert!(jobs.wait_timeout(&c, Duration::from_secs(60)));
+    runs.assert_each_once();
+    drop(jobs);
+    assert_eq!(dropped.load(Ordering::SeqCst), THREADS * PER_THREAD);
 }

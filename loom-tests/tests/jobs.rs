@@ -476,3 +476,54 @@ fn inbox_close_vs_push_strands_nothing() {
     REFUSED.assert_seen("a push after close is refused");
     TAKEN.assert_seen("close takes a job pushed before it");
 }
+
+/// A registration guard dropped inside a `scope` body (issue 28): the thread's inbox is
+/// closed at once while the scope's wait goes on popping and checking it. The owner pops,
+/// closes (handing over what is queued) and pops again, as that wait does, while a
+/// producer pushes three jobs: each is popped before the close, taken by it or refused
+/// (and run by the producer), exactly once, and the closed inbox neither hands out nor
+/// reports a job afterwards. Nudge points: 0 the owner yields before its first pop, 1
+/// before closing, 2 the producer between its pushes.
+#[test]
+fn inbox_closed_while_its_owner_still_waits_pops_nothing_more() {
+    static TALLY: Tally = Tally::new();
+    static POPPED: Seen = Seen::new();
+    static REFUSED: Seen = Seen::new();
+    static TAKEN: Seen = Seen::new();
+    Model::new("inbox_closed_while_its_owner_still_waits_pops_nothing_more")
+        .nudges(3)
+        .check(|at| {
+            let tally = TALLY.reset(3);
+            let inbox = Arc::new(Inbox::new());
+            let producer = {
+                let inbox = inbox.clone();
+                thread::spawn(move || {
+                    for id in 0..3 {
+                        if let Err(job) = inbox.push(tally.job(id)) {
+                            REFUSED.mark();
+                            job.run();
+                        }
+                        nudge(at, 2);
+                    }
+                })
+            };
+            nudge(at, 0);
+            if let Some(job) = inbox.pop() {
+                POPPED.mark();
+                job.run();
+            }
+            nudge(at, 1);
+            for job in inbox.close() {
+                TAKEN.mark();
+                job.run();
+            }
+            assert!(inbox.pop().is_none(), "a closed inbox handed out a job");
+            assert!(inbox.is_empty(), "a closed inbox reported work");
+            producer.join().unwrap();
+            assert!(inbox.pop().is_none(), "a job slipped into a closed inbox");
+            tally.assert_each_ran_once();
+        });
+    POPPED.assert_seen("the owner pops before the close");
+    REFUSED.assert_seen("a push after the close is refused");
+    TAKEN.assert_seen("the close takes a job pushed before it");
+}
