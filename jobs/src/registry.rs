@@ -3,10 +3,12 @@
 //!
 //! Where a thread looks for work, in order: its own deque (newest first, for cache
 //! locality), its inbox, the injector, then the other workers' deques in a random order
-//! (oldest first). A thread that finds nothing spins briefly (`Spin`), then parks via
-//! the idle set (see `sleep.rs`). A thread that *waits* for a latch or counter runs the
-//! same loop, so waiting always helps. Jobs spawned with high priority sit in a lane of
-//! their own that every thread looks at before all of these.
+//! (oldest first); every [`FAIR_INTERVAL`]-th look starts elsewhere, so a job that keeps
+//! respawning itself cannot hide the other queues from its thread. A thread that finds
+//! nothing spins briefly (`Spin`), then parks via the idle set (see `sleep.rs`). A thread
+//! that *waits* for a latch or counter runs the same loop, so waiting always helps. Jobs
+//! spawned with high priority sit in a lane of their own that every thread looks at
+//! before all of these.
 //!
 //! **Registration.** Workers are registered for the life of the system. Any other thread
 //! that waits, helps or asks for a token is registered too (an *external* thread, such as
@@ -382,6 +384,55 @@ impl Registry {
         found
     }
 
+    /// Where a thread looks for work (see [`FAIR_INTERVAL`]): the high-priority lane,
+    /// then its own deque's newest job (`own`), its inbox, the injector, the other
+    /// threads' deques (`skip` is its own place among the stealers); but every
+    /// `FAIR_INTERVAL`-th look is a fair turn that skips the newest end of its own deque
+    /// and starts at one of the other four sources in turn: inbox, injector, the other
+    /// deques, the oldest job of its own deque (`own_stealer`).
+    #[inline]
+    fn find_work_for(
+        &self,
+        fair: &FairTick,
+        own: impl FnOnce() -> Option<Job>,
+        own_stealer: Option<&Stealer>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
+        if let Some(job) = self.high.pop() {
+            return Some(job);
+        }
+        if let Some(first) = fair.next()
+            && let Some(job) = self.fair_turn(first, own_stealer, inbox, skip, rng)
+        {
+            return Some(job);
+        }
+        own()
+            .or_else(|| inbox.pop())
+            .or_else(|| self.pop_injected())
+            .or_else(|| self.steal(skip, rng))
+    }
+
+    /// A fair turn: the four sources other than the newest end of the thread's own deque,
+    /// in cyclic order from `first`.
+    #[cold]
+    fn fair_turn(
+        &self,
+        first: u32,
+        own_stealer: Option<&Stealer>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
+        (0..FAIR_SOURCES).find_map(|k| match (first + k) % FAIR_SOURCES {
+            0 => inbox.pop(),
+            1 => self.pop_injected(),
+            2 => self.steal(skip, rng),
+            _ => own_stealer.and_then(steal_settled),
+        })
+    }
+
     /// Steals from the other threads' deques, starting at a random victim.
     fn steal(&self, skip: usize, rng: &Cell<u64>) -> Option<Job> {
         let n = self.stealers.len() + self.external_count.load(Ordering::Acquire);
@@ -489,6 +540,7 @@ impl Registry {
             slot,
             deque,
             guarded: Cell::new(false),
+            fair: FairTick::default(),
         });
         let dead = EXTERNAL.with(|ext| {
             let mut ext = ext.borrow_mut();
@@ -618,6 +670,59 @@ impl Registry {
     }
 }
 
+/// Every this many looks for work, a thread takes its job from somewhere other than the
+/// newest end of its own deque (a *fair turn*; tokio's scheduler checks its global queue
+/// every 61 ticks, and this is its number). Without it a job that keeps respawning itself
+/// (onto its thread's deque, newest first) would keep that thread from ever looking at
+/// its inbox, the shared queue or the other deques (issue 28: 37 million iterations in
+/// 2 s and neither a `spawn_on` job nor an outside `spawn` ran). Fair turns start at
+/// each of [`FAIR_SOURCES`] sources in turn, so a job waiting in a thread's inbox or in
+/// the shared queue is taken within `FAIR_SOURCES * FAIR_INTERVAL` (244) looks of that
+/// thread, whatever keeps it busy. The high-priority lane stays first in every look.
+pub(crate) const FAIR_INTERVAL: u32 = 61;
+
+/// The sources a fair turn goes through: inbox, injector, other deques, own deque's
+/// oldest job.
+const FAIR_SOURCES: u32 = 4;
+
+/// Counts a thread's looks for work until its next fair turn (see [`FAIR_INTERVAL`]).
+/// Thread-local state (a worker's or an external entry's), hence plain cells.
+#[derive(Default)]
+pub(crate) struct FairTick {
+    /// Looks left before the next fair turn.
+    left: Cell<u32>,
+    /// Which source the next fair turn starts at.
+    turn: Cell<u32>,
+}
+
+impl FairTick {
+    /// Counts one look; on every `FAIR_INTERVAL`-th, the source its fair turn starts at.
+    #[inline]
+    fn next(&self) -> Option<u32> {
+        let left = self.left.get();
+        if left > 0 {
+            self.left.set(left - 1);
+            return None;
+        }
+        self.left.set(FAIR_INTERVAL - 1);
+        let turn = self.turn.get();
+        self.turn.set((turn + 1) % FAIR_SOURCES);
+        Some(turn)
+    }
+}
+
+/// Steals from `s` until it hands out a job or looks empty (a `Retry` means another
+/// consumer took one first, so the loop follows someone's progress).
+fn steal_settled(s: &Stealer) -> Option<Job> {
+    loop {
+        match s.steal() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => crate::sync::spin_hint(),
+        }
+    }
+}
+
 /// Spills half of a full deque to the injector, then pushes.
 /// Returns the deque position the job landed at, or `None` when it went to the injector.
 #[inline]
@@ -650,6 +755,8 @@ pub(crate) struct ExternalEntry {
     deque: Option<(usize, deque::Worker)>,
     /// Whether a `Registration` guard owns this membership.
     guarded: Cell<bool>,
+    /// When this thread's next fair turn comes (see [`FAIR_INTERVAL`]).
+    fair: FairTick,
 }
 
 impl ExternalEntry {
@@ -704,6 +811,12 @@ impl ExternalEntry {
         self.deque.as_ref().is_some_and(|(_, d)| !d.is_empty()) || !self.slot.overflow.is_empty()
     }
 
+    /// The thieves' end of this thread's deque, if it has one.
+    fn stealer<'r>(&self, registry: &'r Registry) -> Option<&'r Stealer> {
+        let (k, _) = self.deque.as_ref()?;
+        registry.external_stealers[*k].get()
+    }
+
     /// This thread's position among the stealers (`usize::MAX` without a deque).
     fn stealer_index(&self, registry: &Registry) -> usize {
         self.deque
@@ -740,6 +853,7 @@ pub(crate) struct WorkerThread {
     pub(crate) deque: deque::Worker,
     pub(crate) slot: Arc<ThreadSlot>,
     rng: Cell<u64>,
+    fair: FairTick,
 }
 
 thread_local! {
@@ -830,13 +944,14 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<Job> {
-        self.registry
-            .high
-            .pop()
-            .or_else(|| self.deque.pop())
-            .or_else(|| self.slot.inbox.pop())
-            .or_else(|| self.registry.pop_injected())
-            .or_else(|| self.registry.steal(self.index, &self.rng))
+        self.registry.find_work_for(
+            &self.fair,
+            || self.deque.pop(),
+            Some(&self.registry.stealers[self.index]),
+            &self.slot.inbox,
+            self.index,
+            &self.rng,
+        )
     }
 }
 
@@ -877,12 +992,14 @@ impl Ctx<'_> {
                 entry,
                 rng,
             } => registry
-                .high
-                .pop()
-                .or_else(|| entry.pop(registry))
-                .or_else(|| entry.slot.inbox.pop())
-                .or_else(|| registry.pop_injected())
-                .or_else(|| registry.steal(entry.stealer_index(registry), rng))
+                .find_work_for(
+                    &entry.fair,
+                    || entry.pop(registry),
+                    entry.stealer(registry),
+                    &entry.slot.inbox,
+                    entry.stealer_index(registry),
+                    rng,
+                )
                 .or_else(|| registry.take_overflow()),
         }
     }
@@ -1082,6 +1199,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: deque::W
         deque,
         slot,
         rng: Cell::new(0x853c_49e6_748f_ea9b ^ ((index as u64 + 1) << 17) | 1),
+        fair: FairTick::default(),
     };
     WORKER.with(|w| w.set(&worker));
     loop {

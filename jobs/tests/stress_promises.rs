@@ -230,3 +230,167 @@ fn a_guard_dropped_inside_a_scope_unregisters_at_once() {
     drop(jobs);
     assert_eq!(dropped.load(Ordering::SeqCst), THREADS * PER_THREAD);
 }
+
+// ---- Item 4: a self-respawning job cannot starve the other queues. ----
+
+/// What the crate docs promise: every `FAIR_INTERVAL`-th look for work of a thread starts
+/// somewhere other than the newest end of its own deque, at each of four sources in turn,
+/// so a job waiting in a thread's inbox or in the shared queue is taken within four such
+/// turns.
+const FAIR_INTERVAL: usize = 61;
+const FAIR_BOUND: usize = 4 * FAIR_INTERVAL;
+/// A chain gives up after this many iterations once the jobs it could starve are queued.
+const GIVE_UP: usize = 100_000;
+
+/// How a chain respawns itself from inside its job.
+#[derive(Clone, Copy, Debug)]
+enum Respawn {
+    /// `spawn`: onto the worker's own deque, which it pops newest first.
+    OwnDeque,
+    /// `spawn_on` its own worker: through the worker's inbox.
+    Inbox,
+    /// `scope`: the worker waits in a scope whose job respawns into it, so the chain runs
+    /// nested in a wait, as a game's loop in a job would.
+    NestedInScope,
+}
+
+/// The chain's shared state.
+struct Chain {
+    how: Respawn,
+    iterations: AtomicUsize,
+    pushed: AtomicBool,
+    pushed_at: AtomicUsize,
+    inbox_ran_at: AtomicUsize,
+    shared_ran_at: AtomicUsize,
+    ended: AtomicBool,
+}
+
+impl Chain {
+    fn new(how: Respawn) -> Arc<Self> {
+        Arc::new(Self {
+            how,
+            iterations: AtomicUsize::new(0),
+            pushed: AtomicBool::new(false),
+            pushed_at: AtomicUsize::new(0),
+            inbox_ran_at: AtomicUsize::new(usize::MAX),
+            shared_ran_at: AtomicUsize::new(usize::MAX),
+            ended: AtomicBool::new(false),
+        })
+    }
+
+    /// Chain iterations since both jobs were queued (0 before the spawner said so).
+    fn since_pushed(&self) -> usize {
+        if !self.pushed.load(Ordering::SeqCst) {
+            return 0;
+        }
+        self.iterations.load(Ordering::SeqCst) - self.pushed_at.load(Ordering::SeqCst)
+    }
+
+    /// One iteration; whether the chain goes on.
+    fn step(&self) -> bool {
+        self.iterations.fetch_add(1, Ordering::SeqCst);
+        let done = self.inbox_ran_at.load(Ordering::SeqCst) != usize::MAX
+            && self.shared_ran_at.load(Ordering::SeqCst) != usize::MAX;
+        if done || self.since_pushed() >= GIVE_UP {
+            self.ended.store(true, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+}
+
+fn chain(w: joule_jobs::WeakJobSystem, st: Arc<Chain>) {
+    let jobs = w.upgrade().expect("the system outlives the chain");
+    match st.how {
+        Respawn::OwnDeque | Respawn::Inbox => {
+            if !st.step() {
+                return;
+            }
+            let how = st.how;
+            let f = move || chain(w, st);
+            match how {
+                Respawn::OwnDeque => jobs.spawn(f),
+                _ => jobs.spawn_on(jobs.worker_token(0).unwrap(), f).unwrap(),
+            }
+        }
+        Respawn::NestedInScope => {
+            fn link<'s>(s: &joule_jobs::Scope<'s>, st: &'s Chain) {
+                if st.step() {
+                    s.spawn(move |s| link(s, st));
+                }
+            }
+            jobs.scope(|s| link(s, &st));
+        }
+    }
+}
+
+/// A chain of jobs on worker 0, the only worker, respawning itself as `how` says, with no
+/// other thread to take anything. Once it runs, one job is sent to the worker's inbox
+/// (`spawn_on`) and one to the shared queue (`spawn` from a thread outside the pool);
+/// then the chain counts its iterations and gives up after [`GIVE_UP`]. Both jobs must
+/// run while the chain still runs, within the documented bound. No clock is involved:
+/// the bound is a count of the chain's iterations, each of which is one look for work.
+fn chain_starves_nothing(how: Respawn) {
+    let jobs = system(1);
+    let state = Chain::new(how);
+    let w = jobs.downgrade();
+    let st = state.clone();
+    jobs.spawn_on(jobs.worker_token(0).unwrap(), move || chain(w, st))
+        .unwrap();
+    while state.iterations.load(Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    // From a thread that never registers, so `spawn` goes to the shared queue.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let st = state.clone();
+            jobs.spawn_on(jobs.worker_token(0).unwrap(), move || {
+                st.inbox_ran_at.store(st.since_pushed(), Ordering::SeqCst);
+            })
+            .unwrap();
+            let st = state.clone();
+            jobs.spawn(move || {
+                st.shared_ran_at.store(st.since_pushed(), Ordering::SeqCst);
+            });
+        });
+    });
+    state
+        .pushed_at
+        .store(state.iterations.load(Ordering::SeqCst), Ordering::SeqCst);
+    state.pushed.store(true, Ordering::SeqCst);
+    // Poll instead of waiting: a waiting caller would help and take the jobs itself.
+    while !state.ended.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let (inbox, shared) = (
+        state.inbox_ran_at.load(Ordering::SeqCst),
+        state.shared_ran_at.load(Ordering::SeqCst),
+    );
+    assert!(
+        inbox <= FAIR_BOUND && shared <= FAIR_BOUND,
+        "{how:?}: starved by the chain: the inbox job ran {inbox} and the shared-queue job \
+         {shared} chain iterations after they were queued (usize::MAX: never; the bound \
+         is {FAIR_BOUND}, the chain gave up after {GIVE_UP})"
+    );
+}
+
+/// Before the fix neither job ran until the chain ended: the worker popped its own deque
+/// forever.
+#[test]
+fn a_job_respawning_onto_its_deque_does_not_starve_the_inbox_or_the_shared_queue() {
+    chain_starves_nothing(Respawn::OwnDeque);
+}
+
+/// Before the fix the shared-queue job never ran: the inbox, looked at before it, was
+/// never empty.
+#[test]
+fn a_job_respawning_through_its_inbox_does_not_starve_the_shared_queue() {
+    chain_starves_nothing(Respawn::Inbox);
+}
+
+/// The chain runs inside a worker's wait (a `scope` in a job), where the worker looks for
+/// work through the same loop.
+#[test]
+fn a_chain_in_a_scope_on_a_worker_does_not_starve_the_inbox_or_the_shared_queue() {
+    chain_starves_nothing(Respawn::NestedInScope);
+}
