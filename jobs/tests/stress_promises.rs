@@ -128,7 +128,7 @@ fn run_pending_on_a_clone_kept_past_shutdown_runs_jobs_spawned_on_it() {
             let _d = d;
             runs.mark(id);
         };
-        if id % 2 == 0 {
+        if id.is_multiple_of(2) {
             jobs.spawn(f);
         } else {
             jobs.spawn_high(f);
