@@ -98,6 +98,7 @@ impl Overflow {
     }
 
     /// Moves up to half a deque of the newest jobs back into `d` and returns one more.
+    #[inline(never)]
     fn refill(&self, d: &deque::Worker, nonempty: &AtomicUsize) -> Option<Job> {
         if self.is_empty() {
             return None;
@@ -273,8 +274,9 @@ impl Registry {
 
     #[inline]
     fn push_with(self: &Arc<Self>, job: Job, waited: bool) {
-        let job = with_worker(self, |w| match w {
-            Some(w) => {
+        if with_worker(self, |w| w.is_some()) {
+            with_worker(self, |w| {
+                let w = w.expect("joule-jobs: the worker checked just above");
                 let was_empty = w.deque.is_empty();
                 w.push_local(job);
                 // A worker always comes back to its own deque, so a job there can never
@@ -283,13 +285,11 @@ impl Registry {
                 if was_empty {
                     self.idle.notify_hint();
                 }
-                None
-            }
-            None => Some(job),
-        });
-        let Some(job) = job else {
+            });
             return;
-        };
+        }
+        // The job is not moved into a closure (the thread-local's `with` is not inlined):
+        // every move of a 64-byte job costs, and this is the path of every spawn.
         let was_empty = match self.external_entry() {
             Some(entry) => {
                 let was_empty = !entry.has_local_work();
@@ -400,23 +400,52 @@ impl Registry {
         skip: usize,
         rng: &Cell<u64>,
     ) -> Option<Job> {
+        // The common case (no high-priority job, no fair turn, a job in the own deque) is
+        // kept small, with the rest out of line, so that a job moves as few times as
+        // possible on its way from the deque to the caller (a 64-byte copy each time).
+        let first = fair.next();
+        if first.is_some() || !self.high.is_empty() {
+            let job = self.find_work_first(first.map(|f| (f, own_stealer)), inbox, skip, rng);
+            if job.is_some() {
+                return job;
+            }
+        }
+        let job = own();
+        if job.is_some() {
+            return job;
+        }
+        self.find_work_after_own(inbox, skip, rng)
+    }
+
+    /// What [`find_work_for`](Self::find_work_for) looks at before the own deque: the
+    /// high-priority lane, then the fair turn if this look is one (`fair`: the source it
+    /// starts at and the own deque's stealer).
+    #[inline(never)]
+    fn find_work_first(
+        &self,
+        fair: Option<(u32, Option<&Stealer>)>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
         if let Some(job) = self.high.pop() {
             return Some(job);
         }
-        if let Some(first) = fair.next()
-            && let Some(job) = self.fair_turn(first, own_stealer, inbox, skip, rng)
-        {
-            return Some(job);
-        }
-        own()
-            .or_else(|| inbox.pop())
+        let (first, own_stealer) = fair?;
+        self.fair_turn(first, own_stealer, inbox, skip, rng)
+    }
+
+    /// What [`find_work_for`](Self::find_work_for) looks at after the own deque.
+    #[inline(never)]
+    fn find_work_after_own(&self, inbox: &Inbox, skip: usize, rng: &Cell<u64>) -> Option<Job> {
+        inbox
+            .pop()
             .or_else(|| self.pop_injected())
             .or_else(|| self.steal(skip, rng))
     }
 
     /// A fair turn: the four sources other than the newest end of the thread's own deque,
     /// in cyclic order from `first`.
-    #[cold]
     fn fair_turn(
         &self,
         first: u32,
@@ -763,43 +792,47 @@ impl ExternalEntry {
     /// Queues a job of this thread; returns its deque position when it landed there. A
     /// full deque spills to the shared injector, where every thread of the system (also a
     /// later `run_pending` on another thread, with no workers) can reach it.
+    #[inline]
     fn push(&self, registry: &Registry, job: Job) -> Option<usize> {
-        match &self.deque {
-            Some((_, d)) if registry.num_workers() == 0 => {
-                let pos = d.next_position();
-                match d.push(job) {
-                    Ok(()) => Some(pos),
-                    // A thread that left (its inbox is closed) but whose wait still holds
-                    // this entry spills to the injector: its slot is no longer listed, so
-                    // other threads would not find its overflow.
-                    Err(job) if self.slot.inbox.is_closed() => {
-                        push_or_spill(d, &registry.injector, job)
-                    }
-                    Err(job) => {
-                        self.slot.overflow.spill(d, &registry.overflowing);
-                        let pos = d.next_position();
-                        match d.push(job) {
-                            Ok(()) => Some(pos),
-                            Err(job) => {
-                                registry.injector.push(job);
-                                None
-                            }
-                        }
-                    }
-                }
-            }
-            Some((_, d)) => push_or_spill(d, &registry.injector, job),
-            None => {
+        let Some((_, d)) = &self.deque else {
+            registry.injector.push(job);
+            return None;
+        };
+        let pos = d.next_position();
+        match d.push(job) {
+            Ok(()) => Some(pos),
+            Err(job) => self.push_full(registry, d, job),
+        }
+    }
+
+    /// [`push`](Self::push) when the deque refused the job (full).
+    #[cold]
+    #[inline(never)]
+    fn push_full(&self, registry: &Registry, d: &deque::Worker, job: Job) -> Option<usize> {
+        // With workers, thieves look in the injector. So does everyone for a thread that
+        // left (its inbox is closed) but whose wait still holds this entry: its slot is no
+        // longer listed, so other threads would not find its overflow.
+        if registry.num_workers() != 0 || self.slot.inbox.is_closed() {
+            return push_or_spill(d, &registry.injector, job);
+        }
+        self.slot.overflow.spill(d, &registry.overflowing);
+        let pos = d.next_position();
+        match d.push(job) {
+            Ok(()) => Some(pos),
+            Err(job) => {
                 registry.injector.push(job);
                 None
             }
         }
     }
 
+    #[inline]
     fn pop(&self, registry: &Registry) -> Option<Job> {
         let (_, d) = self.deque.as_ref()?;
-        d.pop()
-            .or_else(|| self.slot.overflow.refill(d, &registry.overflowing))
+        match d.pop() {
+            Some(job) => Some(job),
+            None => self.slot.overflow.refill(d, &registry.overflowing),
+        }
     }
 
     /// A job from this thread's own deque or inbox.
