@@ -7,6 +7,13 @@
 //!   FIFO, victims in random order) that spills half to a shared injector when full;
 //!   threads outside the pool push to the injector; every registered thread has an inbox
 //!   for jobs that must run on it ([`JobSystem::spawn_on`]).
+//! - **Fairness**: a thread takes the newest job of its own deque first (for locality),
+//!   but every 61st time it looks for work (tokio's interval) it starts elsewhere: at its
+//!   inbox, the shared queue, the other threads' deques or the oldest job of its own
+//!   deque, each in turn. So a job that keeps respawning itself cannot starve the rest: a
+//!   job waiting in a thread's inbox or in the shared queue is taken within 4 × 61 = 244
+//!   jobs of that thread, whatever keeps it busy. High-priority jobs are exempt: they
+//!   stay first in every look.
 //! - **Waiting helps**: [`JobSystem::scope`], [`JobSystem::join`],
 //!   [`JobSystem::parallel_for`] and [`JobSystem::wait`] run other jobs while they wait.
 //! - **Idle workers sleep**: they spin briefly, then park. The first job of a burst wakes
@@ -101,6 +108,8 @@ mod job;
 pub mod latch;
 #[doc(hidden)]
 pub mod sleep;
+#[cfg(not(loom))]
+mod spin;
 mod sync;
 
 #[cfg(not(loom))]

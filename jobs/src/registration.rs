@@ -91,8 +91,11 @@ impl JobSystem {
     /// closes (later `spawn_on` calls with its token fail with
     /// [`SpawnOnReason::NotRegistered`](crate::SpawnOnReason::NotRegistered)) and the jobs
     /// left in its inbox and deque move to the shared queue, where any thread runs them;
-    /// its index and memory are reused. A thread that was registered implicitly keeps its
-    /// index, and the guard now decides when the registration ends.
+    /// its index and memory are reused. This happens at once, also when the guard is
+    /// dropped inside a [`scope`](Self::scope) body or a job the thread runs while it
+    /// waits; only the deque that wait still pushes to moves over when the wait returns
+    /// (its jobs stay reachable by every thread meanwhile). A thread that was registered
+    /// implicitly keeps its index, and the guard now decides when the registration ends.
     pub fn register(&self) -> Result<Registration, RegisterError> {
         let r = self.registry();
         if with_worker(r, |w| w.is_some()) {

@@ -3,19 +3,22 @@
 //!
 //! Where a thread looks for work, in order: its own deque (newest first, for cache
 //! locality), its inbox, the injector, then the other workers' deques in a random order
-//! (oldest first). A thread that finds nothing spins briefly (`Backoff`), then parks via
-//! the idle set (see `sleep.rs`). A thread that *waits* for a latch or counter runs the
-//! same loop, so waiting always helps. Jobs spawned with high priority sit in a lane of
-//! their own that every thread looks at before all of these.
+//! (oldest first); every [`FAIR_INTERVAL`]-th look starts elsewhere, so a job that keeps
+//! respawning itself cannot hide the other queues from its thread. A thread that finds
+//! nothing spins briefly (`Spin`), then parks via the idle set (see `sleep.rs`). A thread
+//! that *waits* for a latch or counter runs the same loop, so waiting always helps. Jobs
+//! spawned with high priority sit in a lane of their own that every thread looks at
+//! before all of these.
 //!
 //! **Registration.** Workers are registered for the life of the system. Any other thread
 //! that waits, helps or asks for a token is registered too (an *external* thread, such as
 //! the game's main thread): it gets an index, an inbox and (for the first
 //! [`MAX_EXTERNAL_DEQUES`] at a time) a deque. Its membership lives in a thread-local
-//! [`ExternalEntry`] and ends when the entry is dropped: when the thread unregisters
-//! (`Registration` guard), exits, or shuts the system down itself. Ending hands the
-//! thread's queued work over ([`Registry::retire`]): its inbox is closed and its jobs, with
-//! those left in its deque, move to the shared injector, where every thread can reach
+//! [`ExternalEntry`] and ends when the thread unregisters (`Registration` guard), exits,
+//! or shuts the system down itself, at once, even while a wait further up its stack still
+//! uses the entry. Ending hands the thread's queued work over ([`Registry::retire`]): its
+//! inbox is closed and its jobs, with those left in its deque (once the last user of the
+//! entry lets go of it), move to the shared injector, where every thread can reach
 //! them. Its index and deque are then reused by the next thread that registers, so a system
 //! keeps no memory for threads that have gone, and a thread keeps nothing for systems that
 //! have gone (dead entries are pruned whenever it registers anywhere).
@@ -26,14 +29,13 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use crossbeam_utils::Backoff;
-
 use crate::deque::{self, Steal, Stealer};
 use crate::inbox::Inbox;
 use crate::injector::Injector;
 use crate::job::Job;
 use crate::latch::{PanicPayload, WaitTarget};
 use crate::sleep::{IdleSet, Parker};
+use crate::spin::Spin;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, lock};
 use crate::trace::{TraceEvent, WAIT_LABEL};
 
@@ -96,6 +98,7 @@ impl Overflow {
     }
 
     /// Moves up to half a deque of the newest jobs back into `d` and returns one more.
+    #[inline(never)]
     fn refill(&self, d: &deque::Worker, nonempty: &AtomicUsize) -> Option<Job> {
         if self.is_empty() {
             return None;
@@ -271,8 +274,9 @@ impl Registry {
 
     #[inline]
     fn push_with(self: &Arc<Self>, job: Job, waited: bool) {
-        let job = with_worker(self, |w| match w {
-            Some(w) => {
+        if with_worker(self, |w| w.is_some()) {
+            with_worker(self, |w| {
+                let w = w.expect("joule-jobs: the worker checked just above");
                 let was_empty = w.deque.is_empty();
                 w.push_local(job);
                 // A worker always comes back to its own deque, so a job there can never
@@ -281,13 +285,11 @@ impl Registry {
                 if was_empty {
                     self.idle.notify_hint();
                 }
-                None
-            }
-            None => Some(job),
-        });
-        let Some(job) = job else {
+            });
             return;
-        };
+        }
+        // The job is not moved into a closure (the thread-local's `with` is not inlined):
+        // every move of a 64-byte job costs, and this is the path of every spawn.
         let was_empty = match self.external_entry() {
             Some(entry) => {
                 let was_empty = !entry.has_local_work();
@@ -380,6 +382,84 @@ impl Registry {
             !found
         });
         found
+    }
+
+    /// Where a thread looks for work (see [`FAIR_INTERVAL`]): the high-priority lane,
+    /// then its own deque's newest job (`own`), its inbox, the injector, the other
+    /// threads' deques (`skip` is its own place among the stealers); but every
+    /// `FAIR_INTERVAL`-th look is a fair turn that skips the newest end of its own deque
+    /// and starts at one of the other four sources in turn: inbox, injector, the other
+    /// deques, the oldest job of its own deque (`own_stealer`).
+    #[inline]
+    fn find_work_for(
+        &self,
+        fair: &FairTick,
+        own: impl FnOnce() -> Option<Job>,
+        own_stealer: Option<&Stealer>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
+        // The common case (no high-priority job, no fair turn, a job in the own deque) is
+        // kept small, with the rest out of line, so that a job moves as few times as
+        // possible on its way from the deque to the caller (a 64-byte copy each time).
+        let first = fair.next();
+        if first.is_some() || !self.high.is_empty() {
+            let job = self.find_work_first(first.map(|f| (f, own_stealer)), inbox, skip, rng);
+            if job.is_some() {
+                return job;
+            }
+        }
+        let job = own();
+        if job.is_some() {
+            return job;
+        }
+        self.find_work_after_own(inbox, skip, rng)
+    }
+
+    /// What [`find_work_for`](Self::find_work_for) looks at before the own deque: the
+    /// high-priority lane, then the fair turn if this look is one (`fair`: the source it
+    /// starts at and the own deque's stealer).
+    #[inline(never)]
+    fn find_work_first(
+        &self,
+        fair: Option<(u32, Option<&Stealer>)>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
+        if let Some(job) = self.high.pop() {
+            return Some(job);
+        }
+        let (first, own_stealer) = fair?;
+        self.fair_turn(first, own_stealer, inbox, skip, rng)
+    }
+
+    /// What [`find_work_for`](Self::find_work_for) looks at after the own deque.
+    #[inline(never)]
+    fn find_work_after_own(&self, inbox: &Inbox, skip: usize, rng: &Cell<u64>) -> Option<Job> {
+        inbox
+            .pop()
+            .or_else(|| self.pop_injected())
+            .or_else(|| self.steal(skip, rng))
+    }
+
+    /// A fair turn: the four sources other than the newest end of the thread's own deque,
+    /// in cyclic order from `first`.
+    fn fair_turn(
+        &self,
+        first: u32,
+        own_stealer: Option<&Stealer>,
+        inbox: &Inbox,
+        skip: usize,
+        rng: &Cell<u64>,
+    ) -> Option<Job> {
+        (0..FAIR_SOURCES).find_map(|k| match (first + k) % FAIR_SOURCES {
+            0 => inbox.pop(),
+            1 => self.pop_injected(),
+            2 => self.steal(skip, rng),
+            _ => own_stealer.and_then(steal_settled),
+        })
     }
 
     /// Steals from the other threads' deques, starting at a random victim.
@@ -489,6 +569,7 @@ impl Registry {
             slot,
             deque,
             guarded: Cell::new(false),
+            fair: FairTick::default(),
         });
         let dead = EXTERNAL.with(|ext| {
             let mut ext = ext.borrow_mut();
@@ -512,8 +593,18 @@ impl Registry {
             let i = ext.iter().position(|e| e.id == self.id)?;
             Some(ext.swap_remove(i))
         });
-        // Dropped outside the borrow: retiring moves jobs, which may run destructors.
-        entry.is_some()
+        // Outside the borrow: retiring moves jobs, which may run destructors.
+        let Some(entry) = entry else {
+            return false;
+        };
+        // The membership ends now, also when a `scope` or wait further up this thread's
+        // stack still holds the entry (issue 28): its inbox closes and its index is freed
+        // at once. Its deque stays with that holder, which may still push to it (thieves
+        // still see it), and is handed over when the last holder lets go of the entry
+        // (`ExternalEntry::drop` retires again; retiring twice is harmless).
+        self.retire(&entry.slot, None);
+        drop(entry);
+        true
     }
 
     /// Ends the calling thread's registration if it is the one of `generation` (a guard
@@ -536,7 +627,8 @@ impl Registry {
     /// Hands over the queued work of a thread that leaves: closes its inbox (later
     /// `spawn_on` calls get an error) and moves its inbox's and deque's jobs to the
     /// injector, where every thread can reach them, then frees its index and deque for
-    /// reuse and keeps its trace events.
+    /// reuse and keeps its trace events. Idempotent: a second call for the same slot
+    /// (with the deque, once its last user let go) hands over only what came since.
     fn retire(&self, slot: &Arc<ThreadSlot>, deque: Option<(usize, deque::Worker)>) {
         let mut moved = false;
         for job in slot.inbox.close() {
@@ -607,38 +699,56 @@ impl Registry {
     }
 }
 
-/// How long an idle thread stays awake looking for work before it parks: crossbeam's
-/// `Backoff` (spin, then yield), then more yields, about 50-100 µs in all. A physics step
-/// is a chain of short parallel stages (tens of µs each); a worker that parked between
-/// them would wake too late for the next one (a futex wake-up costs about as much as a
-/// stage), so it keeps looking for a while. After that it parks and costs nothing.
-struct Spin {
-    backoff: Backoff,
-    rounds: u32,
+/// Every this many looks for work, a thread takes its job from somewhere other than the
+/// newest end of its own deque (a *fair turn*; tokio's scheduler checks its global queue
+/// every 61 ticks, and this is its number). Without it a job that keeps respawning itself
+/// (onto its thread's deque, newest first) would keep that thread from ever looking at
+/// its inbox, the shared queue or the other deques (issue 28: 37 million iterations in
+/// 2 s and neither a `spawn_on` job nor an outside `spawn` ran). Fair turns start at
+/// each of [`FAIR_SOURCES`] sources in turn, so a job waiting in a thread's inbox or in
+/// the shared queue is taken within `FAIR_SOURCES * FAIR_INTERVAL` (244) looks of that
+/// thread, whatever keeps it busy. The high-priority lane stays first in every look.
+pub(crate) const FAIR_INTERVAL: u32 = 61;
+
+/// The sources a fair turn goes through: inbox, injector, other deques, own deque's
+/// oldest job.
+const FAIR_SOURCES: u32 = 4;
+
+/// Counts a thread's looks for work until its next fair turn (see [`FAIR_INTERVAL`]).
+/// Thread-local state (a worker's or an external entry's), hence plain cells.
+#[derive(Default)]
+pub(crate) struct FairTick {
+    /// Looks left before the next fair turn.
+    left: Cell<u32>,
+    /// Which source the next fair turn starts at.
+    turn: Cell<u32>,
 }
 
-impl Spin {
-    const ROUNDS: u32 = 64;
-
-    fn new() -> Self {
-        Self {
-            backoff: Backoff::new(),
-            rounds: 0,
+impl FairTick {
+    /// Counts one look; on every `FAIR_INTERVAL`-th, the source its fair turn starts at.
+    #[inline]
+    fn next(&self) -> Option<u32> {
+        let left = self.left.get();
+        if left > 0 {
+            self.left.set(left - 1);
+            return None;
         }
+        self.left.set(FAIR_INTERVAL - 1);
+        let turn = self.turn.get();
+        self.turn.set((turn + 1) % FAIR_SOURCES);
+        Some(turn)
     }
+}
 
-    /// Waits a little; false once the thread should park.
-    fn next(&mut self) -> bool {
-        if self.rounds >= Self::ROUNDS {
-            return false;
+/// Steals from `s` until it hands out a job or looks empty (a `Retry` means another
+/// consumer took one first, so the loop follows someone's progress).
+fn steal_settled(s: &Stealer) -> Option<Job> {
+    loop {
+        match s.steal() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => crate::sync::spin_hint(),
         }
-        self.rounds += 1;
-        if self.backoff.is_completed() {
-            std::thread::yield_now();
-        } else {
-            self.backoff.snooze();
-        }
-        true
     }
 }
 
@@ -674,43 +784,55 @@ pub(crate) struct ExternalEntry {
     deque: Option<(usize, deque::Worker)>,
     /// Whether a `Registration` guard owns this membership.
     guarded: Cell<bool>,
+    /// When this thread's next fair turn comes (see [`FAIR_INTERVAL`]).
+    fair: FairTick,
 }
 
 impl ExternalEntry {
     /// Queues a job of this thread; returns its deque position when it landed there. A
     /// full deque spills to the shared injector, where every thread of the system (also a
     /// later `run_pending` on another thread, with no workers) can reach it.
+    #[inline]
     fn push(&self, registry: &Registry, job: Job) -> Option<usize> {
-        match &self.deque {
-            Some((_, d)) if registry.num_workers() == 0 => {
-                let pos = d.next_position();
-                match d.push(job) {
-                    Ok(()) => Some(pos),
-                    Err(job) => {
-                        self.slot.overflow.spill(d, &registry.overflowing);
-                        let pos = d.next_position();
-                        match d.push(job) {
-                            Ok(()) => Some(pos),
-                            Err(job) => {
-                                registry.injector.push(job);
-                                None
-                            }
-                        }
-                    }
-                }
-            }
-            Some((_, d)) => push_or_spill(d, &registry.injector, job),
-            None => {
+        let Some((_, d)) = &self.deque else {
+            registry.injector.push(job);
+            return None;
+        };
+        let pos = d.next_position();
+        match d.push(job) {
+            Ok(()) => Some(pos),
+            Err(job) => self.push_full(registry, d, job),
+        }
+    }
+
+    /// [`push`](Self::push) when the deque refused the job (full).
+    #[cold]
+    #[inline(never)]
+    fn push_full(&self, registry: &Registry, d: &deque::Worker, job: Job) -> Option<usize> {
+        // With workers, thieves look in the injector. So does everyone for a thread that
+        // left (its inbox is closed) but whose wait still holds this entry: its slot is no
+        // longer listed, so other threads would not find its overflow.
+        if registry.num_workers() != 0 || self.slot.inbox.is_closed() {
+            return push_or_spill(d, &registry.injector, job);
+        }
+        self.slot.overflow.spill(d, &registry.overflowing);
+        let pos = d.next_position();
+        match d.push(job) {
+            Ok(()) => Some(pos),
+            Err(job) => {
                 registry.injector.push(job);
                 None
             }
         }
     }
 
+    #[inline]
     fn pop(&self, registry: &Registry) -> Option<Job> {
         let (_, d) = self.deque.as_ref()?;
-        d.pop()
-            .or_else(|| self.slot.overflow.refill(d, &registry.overflowing))
+        match d.pop() {
+            Some(job) => Some(job),
+            None => self.slot.overflow.refill(d, &registry.overflowing),
+        }
     }
 
     /// A job from this thread's own deque or inbox.
@@ -720,6 +842,12 @@ impl ExternalEntry {
 
     fn has_local_work(&self) -> bool {
         self.deque.as_ref().is_some_and(|(_, d)| !d.is_empty()) || !self.slot.overflow.is_empty()
+    }
+
+    /// The thieves' end of this thread's deque, if it has one.
+    fn stealer<'r>(&self, registry: &'r Registry) -> Option<&'r Stealer> {
+        let (k, _) = self.deque.as_ref()?;
+        registry.external_stealers[*k].get()
     }
 
     /// This thread's position among the stealers (`usize::MAX` without a deque).
@@ -758,6 +886,7 @@ pub(crate) struct WorkerThread {
     pub(crate) deque: deque::Worker,
     pub(crate) slot: Arc<ThreadSlot>,
     rng: Cell<u64>,
+    fair: FairTick,
 }
 
 thread_local! {
@@ -848,13 +977,14 @@ impl WorkerThread {
     }
 
     fn find_work(&self) -> Option<Job> {
-        self.registry
-            .high
-            .pop()
-            .or_else(|| self.deque.pop())
-            .or_else(|| self.slot.inbox.pop())
-            .or_else(|| self.registry.pop_injected())
-            .or_else(|| self.registry.steal(self.index, &self.rng))
+        self.registry.find_work_for(
+            &self.fair,
+            || self.deque.pop(),
+            Some(&self.registry.stealers[self.index]),
+            &self.slot.inbox,
+            self.index,
+            &self.rng,
+        )
     }
 }
 
@@ -895,12 +1025,14 @@ impl Ctx<'_> {
                 entry,
                 rng,
             } => registry
-                .high
-                .pop()
-                .or_else(|| entry.pop(registry))
-                .or_else(|| entry.slot.inbox.pop())
-                .or_else(|| registry.pop_injected())
-                .or_else(|| registry.steal(entry.stealer_index(registry), rng))
+                .find_work_for(
+                    &entry.fair,
+                    || entry.pop(registry),
+                    entry.stealer(registry),
+                    &entry.slot.inbox,
+                    entry.stealer_index(registry),
+                    rng,
+                )
                 .or_else(|| registry.take_overflow()),
         }
     }
@@ -1025,7 +1157,10 @@ impl Ctx<'_> {
             if tracing && idle_since.is_none() {
                 idle_since = Some(registry.now_ns());
             }
-            let mut spin = Spin::new();
+            // The spin phase ends at the deadline too: on a busy machine each of its
+            // rounds that yields may cost a whole time slice, and ~60 of them overshot a
+            // 1 ms wait by a second (issue 28).
+            let mut spin = Spin::until(deadline);
             let mut found = false;
             while spin.next() {
                 if target.is_set() {
@@ -1038,6 +1173,9 @@ impl Ctx<'_> {
             }
             if found {
                 continue;
+            }
+            if expired() {
+                return leave(owed, false, &mut idle_since);
             }
             if !target.prepare_sleep(parker) {
                 return leave(owed, true, &mut idle_since);
@@ -1057,6 +1195,10 @@ impl Ctx<'_> {
 
     /// Runs every job currently in this thread's inbox (and, with no workers, every queued
     /// job, since nobody else would). Returns how many ran.
+    ///
+    /// "No workers" is also a system that had workers and was shut down: they have
+    /// exited (or are finishing the queues and about to), so a job spawned on a clone kept
+    /// past `shutdown` has no thread but the ones that wait or call this.
     pub(crate) fn run_pending(&self) -> usize {
         let registry = self.registry();
         let mut n = 0;
@@ -1064,7 +1206,9 @@ impl Ctx<'_> {
             self.execute(job);
             n += 1;
         }
-        if registry.num_workers() == 0 {
+        // Acquire: pairs with the SeqCst store in `Handle::signal`; a job spawned after
+        // `shutdown` returned is then found below.
+        if registry.num_workers() == 0 || registry.terminate.load(Ordering::Acquire) {
             while let Some(job) = self.find_work() {
                 self.execute(job);
                 n += 1;
@@ -1088,6 +1232,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: deque::W
         deque,
         slot,
         rng: Cell::new(0x853c_49e6_748f_ea9b ^ ((index as u64 + 1) << 17) | 1),
+        fair: FairTick::default(),
     };
     WORKER.with(|w| w.set(&worker));
     loop {

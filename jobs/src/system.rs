@@ -522,6 +522,10 @@ impl JobSystem {
 
     /// Runs the jobs queued for the calling thread by [`spawn_on`](Self::spawn_on) (and,
     /// when the system has no workers, every queued job). Returns how many ran.
+    ///
+    /// A system that was [shut down](Self::shutdown) has no workers any more: on a clone
+    /// kept past the shutdown, this runs every queued job (those spawned on the clone
+    /// since included), as with `workers(0)`.
     pub fn run_pending(&self) -> usize {
         with_ctx(self.registry(), |ctx| ctx.run_pending())
     }

@@ -742,3 +742,53 @@ fn parallel_for_slice_hands_out_each_chunk_once() {
         }
     }
 }
+
+/// A scope counts the spawns of its owner thread apart while its body runs (no atomic
+/// read-modify-write per spawn) and every other spawn in its shared counter, so the count
+/// must stay right however spawns mix: the owner's in the body, in nested scopes and
+/// joins inside the body, and in jobs it runs while it waits after the body; the
+/// workers' from the jobs they run. Every job runs exactly once, and the scope returns
+/// only when all have (checked by the counts read right after it returns). Oversubscribed:
+/// 4 workers and the caller on 2 cores.
+#[test]
+fn a_scope_waits_for_every_job_whoever_spawns_it() {
+    let jobs = JobSystem::new(4).unwrap();
+    for round in 0..20 {
+        let ran = AtomicUsize::new(0);
+        let expected = AtomicUsize::new(0);
+        jobs.scope(|s| {
+            for i in 0..2_000usize {
+                expected.fetch_add(1, Ordering::Relaxed);
+                let (ran, expected) = (&ran, &expected);
+                s.spawn(move |s| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    if i.is_multiple_of(7) {
+                        // From whichever thread runs this: a worker, or the owner while
+                        // it waits after the body.
+                        expected.fetch_add(1, Ordering::Relaxed);
+                        s.spawn(move |_| {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+                if i.is_multiple_of(500) {
+                    // The owner inside nested waits of its body.
+                    jobs.scope(|inner| {
+                        inner.spawn(|_| {
+                            expected.fetch_add(1, Ordering::Relaxed);
+                            s.spawn(|_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                        });
+                    });
+                    jobs.join(|| (), || ());
+                }
+            }
+        });
+        let (ran, expected) = (ran.into_inner(), expected.into_inner());
+        assert_eq!(
+            ran, expected,
+            "round {round}: jobs run when the scope returned"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! loom models of joule-jobs' queues: the Chase-Lev deque (owner against thieves, the last
-//! job, slot re-use, overflow into the injector), the chunk claimer behind
-//! `parallel_for_async`, and the inbox.
+//! job, the owner's fair turn at its oldest job, slot re-use, overflow into the
+//! injector), the chunk claimer behind `parallel_for_async`, and the inbox.
 //!
 //! Each model drives the real code (under `--cfg loom` the deque has two slots, so "full"
 //! and "spill" are reached with two or three jobs) and checks the one invariant that
@@ -189,6 +189,49 @@ fn deque_two_thieves_and_owner() {
             tally.assert_each_ran_once();
         });
     THIEF_RETRIED.assert_seen("a thief loses the CAS on `top` and retries");
+}
+
+/// A fair turn (issue 28): every 61st look a thread takes the *oldest* job of its own
+/// deque through the deque's stealer, as a thief would, then goes back to popping the
+/// newest. Here the owner does both on two jobs while a thief steals: the owner's steal
+/// races the thief's for `top`, and its pop races for the last job. Every job is taken
+/// once. Nudge points: 0 the owner yields before its own steal, 1 before its pop, 2 the
+/// thief before stealing.
+#[test]
+fn deque_owner_takes_its_oldest_job_beside_a_thief() {
+    static TALLY: Tally = Tally::new();
+    static OWN_OLDEST: Seen = Seen::new();
+    Model::new("deque_owner_takes_its_oldest_job_beside_a_thief")
+        .nudges(3)
+        .min_preemptions(DEQUE_PREEMPTIONS)
+        .check(|at| {
+            let tally = TALLY.reset(2);
+            let (w, s) = deque::new();
+            w.push(tally.job(0)).unwrap();
+            w.push(tally.job(1)).unwrap();
+            let thief = {
+                let s = s.clone();
+                thread::spawn(move || {
+                    nudge(at, 2);
+                    if let Some(job) = steal(&s) {
+                        job.run();
+                    }
+                })
+            };
+            nudge(at, 0);
+            if let Some(job) = steal(&w.stealer()) {
+                OWN_OLDEST.mark();
+                job.run();
+            }
+            nudge(at, 1);
+            if let Some(job) = w.pop() {
+                job.run();
+            }
+            thief.join().unwrap();
+            drain(&w, None);
+            tally.assert_each_ran_once();
+        });
+    OWN_OLDEST.assert_seen("the owner takes its oldest job through its stealer");
 }
 
 /// Slot re-use (the `full` flag): the ring is full (positions 0 and 1), a thief takes
@@ -475,4 +518,55 @@ fn inbox_close_vs_push_strands_nothing() {
         });
     REFUSED.assert_seen("a push after close is refused");
     TAKEN.assert_seen("close takes a job pushed before it");
+}
+
+/// A registration guard dropped inside a `scope` body (issue 28): the thread's inbox is
+/// closed at once while the scope's wait goes on popping and checking it. The owner pops,
+/// closes (handing over what is queued) and pops again, as that wait does, while a
+/// producer pushes three jobs: each is popped before the close, taken by it or refused
+/// (and run by the producer), exactly once, and the closed inbox neither hands out nor
+/// reports a job afterwards. Nudge points: 0 the owner yields before its first pop, 1
+/// before closing, 2 the producer between its pushes.
+#[test]
+fn inbox_closed_while_its_owner_still_waits_pops_nothing_more() {
+    static TALLY: Tally = Tally::new();
+    static POPPED: Seen = Seen::new();
+    static REFUSED: Seen = Seen::new();
+    static TAKEN: Seen = Seen::new();
+    Model::new("inbox_closed_while_its_owner_still_waits_pops_nothing_more")
+        .nudges(3)
+        .check(|at| {
+            let tally = TALLY.reset(3);
+            let inbox = Arc::new(Inbox::new());
+            let producer = {
+                let inbox = inbox.clone();
+                thread::spawn(move || {
+                    for id in 0..3 {
+                        if let Err(job) = inbox.push(tally.job(id)) {
+                            REFUSED.mark();
+                            job.run();
+                        }
+                        nudge(at, 2);
+                    }
+                })
+            };
+            nudge(at, 0);
+            if let Some(job) = inbox.pop() {
+                POPPED.mark();
+                job.run();
+            }
+            nudge(at, 1);
+            for job in inbox.close() {
+                TAKEN.mark();
+                job.run();
+            }
+            assert!(inbox.pop().is_none(), "a closed inbox handed out a job");
+            assert!(inbox.is_empty(), "a closed inbox reported work");
+            producer.join().unwrap();
+            assert!(inbox.pop().is_none(), "a job slipped into a closed inbox");
+            tally.assert_each_ran_once();
+        });
+    POPPED.assert_seen("the owner pops before the close");
+    REFUSED.assert_seen("a push after the close is refused");
+    TAKEN.assert_seen("the close takes a job pushed before it");
 }
