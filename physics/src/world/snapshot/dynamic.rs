@@ -18,9 +18,8 @@
 //!  the moving tree, its moved list   refit and reinserted every step; the pair search
 //!    and flags, its reinsert count   reads the moved list and the count decides rebuilds
 //!  every contact slot, the free      manifolds, warm-start impulses, flags, pair caches;
-//!    list, the pair map, per-body    contacts begin and end each step, and their ids
-//!    contact lists, the active       (slot order) are the order everything walks them
-//!    list, the slot ends
+//!    list, the pair map, the active  contacts begin and end each step, and their ids
+//!    list, the slot ends             (slot order) are the order everything walks them
 //!  per joint slot: enabled,          warm-start impulses, the last step's reaction (what
 //!    impulses, force, torque         breaking reads); breaking disables
 //! ```
@@ -29,7 +28,9 @@
 //! shapes, materials, mass, filters, joint descriptions, exclusions, fixed bodies and the
 //! static tree, and the slot arrays' free lists (only creating or removing changes them).
 //! Scratch buffers are refilled by every step before they are read, as for full
-//! snapshots. Forces added with `add_force` are cleared on restore, as a step clears
+//! snapshots. Each body's list of its contacts is rebuilt on restore from the contacts,
+//! as a full restore does (cheaper than copying a small vector per body; every reader
+//! sorts it or goes through the sorted active list, so its order cannot reach results). Forces added with `add_force` are cleared on restore, as a step clears
 //! them: save before the frame's input, and apply it again after restoring.
 //!
 //! The invariant: a dynamic snapshot is restored only onto the structure it was taken
@@ -41,8 +42,6 @@
 //! motor's target) are not undone: they are the game's input, like an impulse.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use smallvec::SmallVec;
 
 use crate::body::{AWAKE_SET, BodySet, BodySim};
 use crate::collision::broad_phase::{BroadPhase, BroadPhaseProxy};
@@ -129,7 +128,6 @@ pub struct DynamicSnapshot {
     contacts: Vec<Contact>,
     contact_free: Vec<u32>,
     pairs: PairMap,
-    body_contacts: Vec<SmallVec<[u32; 6]>>,
     active: Vec<u32>,
     ends: Vec<[u32; 2]>,
     joints: Vec<JointState>,
@@ -175,11 +173,6 @@ impl DynamicSnapshot {
             .iter()
             .map(|s| s.sims.len())
             .sum();
-        let lists: usize = self
-            .body_contacts
-            .iter()
-            .map(|l| if l.spilled() { l.len() * 4 } else { 0 })
-            .sum();
         self.slots.len() * size_of::<SlotState>()
             + sims * size_of::<BodySim>()
             + self.free_sets.len() * 4
@@ -189,8 +182,6 @@ impl DynamicSnapshot {
             + self.contacts.len() * size_of::<Contact>()
             + self.contact_free.len() * 4
             + self.pairs.len() * size_of::<(u64, u32)>()
-            + self.body_contacts.len() * size_of::<SmallVec<[u32; 6]>>()
-            + lists
             + self.active.len() * 4
             + self.ends.len() * size_of::<[u32; 2]>()
             + self.joints.len() * size_of::<JointState>()
@@ -264,7 +255,8 @@ impl World {
             contacts,
             free,
             pairs,
-            body_contacts,
+            // Rebuilt on restore (see the module header).
+            body_contacts: _,
             active,
             ends,
             // Scratch of the step's contact passes.
@@ -277,7 +269,6 @@ impl World {
         s.contacts.clone_from(contacts);
         s.contact_free.clone_from(free);
         copy_pairs(&mut s.pairs, pairs);
-        s.body_contacts.clone_from(body_contacts);
         s.active.clone_from(active);
         s.ends.clone_from(ends);
 
@@ -356,9 +347,16 @@ impl World {
         cm.contacts.clone_from(&s.contacts);
         cm.free.clone_from(&s.contact_free);
         copy_pairs(&mut cm.pairs, &s.pairs);
-        cm.body_contacts.clone_from(&s.body_contacts);
         cm.active.clone_from(&s.active);
         cm.ends.clone_from(&s.ends);
+        for list in &mut cm.body_contacts {
+            list.clear();
+        }
+        for id in 0..cm.contacts.len() as u32 {
+            if cm.contacts[id as usize].alive {
+                cm.link(id);
+            }
+        }
 
         for (j, saved) in self.joints.joints.iter_mut().zip(&s.joints) {
             restore_joint(j, saved);
