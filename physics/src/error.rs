@@ -58,6 +58,12 @@ pub enum PhysicsError {
     /// The id refers to a joint that was removed (or broke and was removed, or never
     /// existed in this world). Drop stale joint ids when you remove joints or bodies.
     StaleJointId(JointId),
+    /// `World::restore_dynamic` was given a snapshot that does not fit the world: it is
+    /// empty, comes from another world, or the structure changed since it was saved (a
+    /// body or joint created or removed, new mass properties, a joint of another kind,
+    /// an exclusion, a fixed body moved by hand, a full restore). Save a new one after
+    /// such a change, or restore a full snapshot (`World::restore`) instead.
+    SnapshotStructureChanged,
     /// A presentation was asked for a body that is not in the last step it recorded: the
     /// body was created after that step (it appears once the next step is recorded) or
     /// removed before it. Read the world for a body the presentation has not seen yet.
@@ -113,6 +119,11 @@ impl fmt::Display for PhysicsError {
             ),
             PhysicsError::InvalidJoint => write!(f, "invalid joint description"),
             PhysicsError::StaleJointId(id) => write!(f, "joint id {id:?} is stale or unknown"),
+            PhysicsError::SnapshotStructureChanged => write!(
+                f,
+                "dynamic snapshot: taken from another world structure (empty, another \
+                 world, or bodies or joints created or removed since), expected this one's"
+            ),
             PhysicsError::NotPresented(id) => write!(
                 f,
                 "body {id:?} is not in the presentation's last recorded step"

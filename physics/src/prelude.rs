@@ -27,5 +27,6 @@ pub use crate::world::body_view::BodyRef;
 pub use crate::world::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
 pub use crate::world::event_queue::{Event, EventKind};
 pub use crate::world::ray::{Ray, RayIntersection};
+pub use crate::world::snapshot::DynamicSnapshot;
 pub use crate::world::{World, WorldDesc};
 pub use joule_jobs::JobSystem;

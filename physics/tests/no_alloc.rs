@@ -1,7 +1,8 @@
 //! Once warm, a step allocates nothing: every buffer the step uses is kept from the last
 //! step and reused (DESIGN.md: "no allocation per step after warm-up"). Nor does a game's
 //! frame around it: the fixed-step clock, recording the presentation and reading every
-//! body's interpolated pose.
+//! body's interpolated pose, nor a rollback: saving and restoring a dynamic-state
+//! snapshot, and writing a full snapshot into a reused buffer.
 //!
 //! The counter is a global allocator wrapping the system one; this file holds a single
 //! test so no other test allocates while it counts (each file in tests/ is its own
@@ -20,6 +21,7 @@ use joule_physics::game::{FixedStep, Presentation};
 use joule_physics::joint::{JointDesc, JointKind};
 use joule_physics::math::{Isometry, Vec3, Vec3A};
 use joule_physics::shape::Shape;
+use joule_physics::snapshot::DynamicSnapshot;
 use joule_physics::world::{World, WorldDesc};
 
 struct Counting;
@@ -208,6 +210,35 @@ fn a_warm_step_allocates_nothing() {
         assert_eq!(
             n, 0,
             "{threads} threads: {n} allocations in 144 warm frames"
+        );
+
+        // Rollback every 8 steps: restore, save, replay, write the full image. The first
+        // rounds size the snapshot, the buffer and the world's buffers for this window.
+        let mut saved = DynamicSnapshot::new();
+        let mut image = Vec::new();
+        w.save_dynamic(&mut saved);
+        let rollback = |w: &mut World, saved: &mut DynamicSnapshot, image: &mut Vec<u8>| {
+            w.restore_dynamic(saved).unwrap();
+            w.save_dynamic(saved);
+            for _ in 0..8 {
+                w.step(DT);
+            }
+            w.snapshot_into(image);
+            w.state_hash()
+        };
+        let warm = [0; 3].map(|_| rollback(&mut w, &mut saved, &mut image));
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        let counted = [0; 5].map(|_| rollback(&mut w, &mut saved, &mut image));
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert!(
+            warm.iter().chain(&counted).all(|&h| h == warm[0]),
+            "{threads} threads: every replay reaches the same state"
+        );
+        assert_eq!(
+            n, 0,
+            "{threads} threads: {n} allocations in 5 warm rollbacks of 8 steps"
         );
     }
 }

@@ -75,6 +75,7 @@ impl World {
         let mp = mass::resolve(shape, density, spec, center_of_mass_offset)?;
         let inv_inertia = mp.inertia.inverse();
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.structure = crate::world::snapshot::dynamic::new_structure();
         let b = self.bodies.get_mut(id)?;
         b.mass = mp.mass;
         b.local_center = mp.center_of_mass;

@@ -24,6 +24,7 @@ impl World {
         for body in [desc.body_a, Some(desc.body_b)].into_iter().flatten() {
             island::wake_body(&mut self.bodies, body.index(), &mut self.sleep_events);
         }
+        self.structure = crate::world::snapshot::dynamic::new_structure();
         Ok(self.joints.insert(Joint {
             generation: 0,
             alive: true,
@@ -41,6 +42,7 @@ impl World {
     /// and no other joint between them does, they collide again. A stale id is an error.
     pub fn remove_joint(&mut self, id: JointId) -> Result<(), PhysicsError> {
         let joint = self.joints.remove(id)?;
+        self.structure = crate::world::snapshot::dynamic::new_structure();
         self.after_joint_removed(&joint);
         Ok(())
     }
@@ -111,6 +113,8 @@ impl World {
         let j = self.joints.get_mut(id)?;
         if std::mem::discriminant(&j.desc.kind) != std::mem::discriminant(&kind) {
             j.impulses = JointImpulses::default();
+            // Saved impulses of the old kind mean nothing to the new one.
+            self.structure = crate::world::snapshot::dynamic::new_structure();
         }
         j.desc.kind = kind;
         self.wake_joint(id)

@@ -87,6 +87,9 @@ pub struct World {
     pub(crate) step_graph: joule_graph::Graph,
     pub(crate) step_ctx: joule_graph::Context,
     pub(crate) event_queue: crate::world::event_queue::EventQueue,
+    /// Stamp of the world's structure (bodies, shapes, joints, exclusions), unique in the
+    /// process: a dynamic snapshot restores only onto the structure it was taken from.
+    pub(crate) structure: u64,
 }
 
 impl std::fmt::Debug for World {
@@ -134,6 +137,7 @@ impl World {
                 .expect("the step graph's stages are ordered and their access does not conflict"),
             step_ctx: joule_graph::Context::new(),
             event_queue: crate::world::event_queue::EventQueue::default(),
+            structure: snapshot::dynamic::new_structure(),
         }
     }
 
@@ -253,6 +257,7 @@ impl World {
         };
         let set = if moving { AWAKE_SET } else { STATIC_SET };
         let id = self.bodies.insert(body, sim, set)?;
+        self.structure = snapshot::dynamic::new_structure();
         if desc.shapeless {
             // No proxy: the broad phase never pairs it and queries never see it.
             return Ok(id);
@@ -288,6 +293,7 @@ impl World {
         }
         self.exclusions.remove_body(id);
         let body = self.bodies.remove(id)?;
+        self.structure = snapshot::dynamic::new_structure();
         if let Some(proxy) = body.proxy {
             self.broad_phase.destroy_proxy(proxy);
         }
@@ -389,6 +395,10 @@ impl World {
         validate_rotation(rotation)?;
         let body = self.bodies.get_mut(id)?;
         body.teleports = body.teleports.wrapping_add(1);
+        if body.motion_type == MotionType::Fixed {
+            // The static set and tree are not in dynamic snapshots (no step moves them).
+            self.structure = snapshot::dynamic::new_structure();
+        }
         let local_center = body.local_center;
         let proxy = body.proxy;
         let shape = body.shape.clone();
@@ -447,6 +457,7 @@ impl World {
         self.bodies.get(a)?;
         self.bodies.get(b)?;
         self.exclusions.insert(a, b);
+        self.structure = snapshot::dynamic::new_structure();
         if let Some(c) = self.contacts.find(a.index(), b.index()) {
             pipeline::remove_contact(&mut self.contacts, c, &mut self.events);
         }
@@ -458,6 +469,7 @@ impl World {
         self.bodies.get(a)?;
         self.bodies.get(b)?;
         self.exclusions.remove(a, b);
+        self.structure = snapshot::dynamic::new_structure();
         // The pair is found again when one of them next leaves its fat box; make that now.
         // (A body without a shape has no proxy and never pairs.)
         if let Some(proxy) = self.bodies.get(a)?.proxy {
@@ -737,6 +749,12 @@ impl World {
         let mut out = Vec::new();
         query::overlap_aabb(&self.bodies, &self.broad_phase, aabb, filter, &mut out);
         out
+    }
+
+    /// Steps taken since the world was made (restores set it back with the rest).
+    #[must_use]
+    pub fn step_count(&self) -> u64 {
+        self.step_count
     }
 
     /// A hash of every live body's state (id, position, rotation, velocities), in id

@@ -31,6 +31,7 @@ mod newtons_cradle;
 mod queries;
 mod recording;
 mod restitution;
+mod rollback;
 mod rolling_friction;
 mod shape_query;
 mod shapes;

@@ -63,8 +63,11 @@ mod bodies;
 mod broad_phase;
 mod composite_shapes;
 mod contacts;
+pub mod dynamic;
 mod joints;
 mod wire;
+
+pub use dynamic::DynamicSnapshot;
 
 /// A free contact slot's content, for tests that build contacts by hand.
 #[cfg(test)]
@@ -199,6 +202,17 @@ impl World {
     /// header for what is left out). Call it between steps.
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
+        let mut bytes = Vec::new();
+        self.snapshot_into(&mut bytes);
+        Snapshot { bytes }
+    }
+
+    /// Writes the same image as [`snapshot`](Self::snapshot) into `buffer`, replacing
+    /// its contents and keeping its capacity: once the buffer has held an image of this
+    /// world's size, taking another allocates nothing (except a table of the convex hulls
+    /// in use, for worlds that have any). For a rollback every frame,
+    /// [`save_dynamic`](Self::save_dynamic) is cheaper still.
+    pub fn snapshot_into(&self, buffer: &mut Vec<u8>) {
         let World {
             desc,
             // Not state: results do not depend on the thread count.
@@ -225,8 +239,13 @@ impl World {
             step_ctx: _,
             // Output waiting for the user, like `events`; no step reads it.
             event_queue: _,
+            // Identifies this process's world structure for dynamic snapshots only.
+            structure: _,
         } = self;
-        let mut w = Writer::default();
+        buffer.clear();
+        let mut w = Writer {
+            bytes: std::mem::take(buffer),
+        };
         w.bytes.extend_from_slice(&SNAPSHOT_MAGIC);
         w.u32(SNAPSHOT_VERSION);
         w.u64(0);
@@ -242,7 +261,7 @@ impl World {
         w.bytes[LENGTH_AT..HEADER_LEN].copy_from_slice(&payload.to_le_bytes());
         let checksum = fnv1a(&w.bytes);
         w.u64(checksum);
-        Snapshot { bytes: w.bytes }
+        *buffer = w.bytes;
     }
 
     /// Replaces this world's state, settings included, with the image's. The job system
@@ -294,6 +313,7 @@ impl World {
         self.step_count = step_count;
         self.events.clear();
         self.sleep_events.clear();
+        self.structure = dynamic::new_structure();
     }
 }
 
