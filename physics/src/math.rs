@@ -1,5 +1,20 @@
 //! Math types shared by every part of the engine: glam's SIMD-friendly `Vec3A`,
 //! `Quat` and `Mat3A` in f32, plus a rigid transform.
+//!
+//! # The same bits on every platform
+//!
+//! The step calls no platform libm: the C library's `atan2f`, `sinf` and the like differ
+//! in their last bits between C libraries and CPUs, and a rollback or lockstep game
+//! across machines would drift apart from the first differing bit. Every transcendental
+//! function the step, the shapes and the mass computations call goes through the few
+//! functions below ([`atan2`], [`atan`], [`sin_cos`], [`acos`]), which are the pure-Rust
+//! `libm` crate (a port of musl's libm, made of IEEE operations in a fixed order), and
+//! glam is built with its `libm` feature, so its own (`Quat::from_axis_angle`,
+//! `from_rotation_*`, `to_axis_angle`, slerp) go there too. `sqrt` and the four
+//! arithmetic operations are exactly rounded by IEEE 754 and stay as they are. Rust never
+//! fuses a multiply and an add on its own, and the step calls no `mul_add`, so an FMA
+//! unit changes nothing. What this does and does not promise across CPU architectures is
+//! in README.md (Determinism) and `examples/tests/golden.rs`.
 
 pub use glam::{Mat3A, Quat, Vec2, Vec3, Vec3A};
 
@@ -131,6 +146,35 @@ pub fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
     (a + (b - a) * t).normalize()
 }
 
+/// `y.atan2(x)`: the angle of the point (x, y) from the x axis, in (-π, π], the same
+/// bits on every platform (see the [module docs](self)).
+#[must_use]
+#[inline]
+pub fn atan2(y: f32, x: f32) -> f32 {
+    libm::atan2f(y, x)
+}
+
+/// `x.atan()`, the same bits on every platform.
+#[must_use]
+#[inline]
+pub fn atan(x: f32) -> f32 {
+    libm::atanf(x)
+}
+
+/// `(x.sin(), x.cos())`, the same bits on every platform.
+#[must_use]
+#[inline]
+pub fn sin_cos(x: f32) -> (f32, f32) {
+    libm::sincosf(x)
+}
+
+/// `x.acos()`, the same bits on every platform; NaN outside [-1, 1].
+#[must_use]
+#[inline]
+pub fn acos(x: f32) -> f32 {
+    libm::acosf(x)
+}
+
 /// Spherical linear interpolation of unit rotations along the shorter arc: `a` turned by
 /// the fraction `t` of the rotation that takes `a` to `b` (`b` and `-b` give the same
 /// result). `t` outside [0, 1] extrapolates along the same axis.
@@ -148,8 +192,8 @@ pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
     if sin_half == 0.0 {
         return a;
     }
-    let half = sin_half.atan2(r.w);
-    let (s, c) = (half * t).sin_cos();
+    let half = atan2(sin_half, r.w);
+    let (s, c) = sin_cos(half * t);
     let axis = axis / sin_half * s;
     (a * Quat::from_xyzw(axis.x, axis.y, axis.z, c)).normalize()
 }
@@ -173,7 +217,7 @@ mod tests {
 
     /// Angle between two rotations, as the same rotation whichever sign each has.
     fn angle_between(a: Quat, b: Quat) -> f32 {
-        2.0 * a.dot(b).abs().min(1.0).acos()
+        2.0 * acos(a.dot(b).abs().min(1.0))
     }
 
     #[test]

@@ -6,11 +6,14 @@ use joule_physics::math::{Quat, Vec3};
 use super::desc::{BodySpec, CompoundPart, SceneDesc, ShapeDesc};
 use super::random::SplitMix64;
 
-/// The terrain scene's height `h(x, z)`, evaluated in f64 and rounded once.
+/// The terrain scene's height `h(x, z)`, evaluated in f64 and rounded once. The pure-Rust
+/// `libm`, not the platform's, so the level is the same on every machine (its golden
+/// hash in `tests/golden.rs` depends on it).
 #[must_use]
 pub fn terrain_height(x: f32, z: f32) -> f32 {
     let (x, z) = (f64::from(x), f64::from(z));
-    (2.0 * (0.125 * x).sin() * (0.125 * z).cos() + 0.5 * (0.33 * x + 0.2 * z).sin()) as f32
+    let (sin, cos) = (libm::sin, libm::cos);
+    (2.0 * sin(0.125 * x) * cos(0.125 * z) + 0.5 * sin(0.33 * x + 0.2 * z)) as f32
 }
 
 /// The terrain scene's heightfield samples (257 x 257, j outer, i inner).
@@ -66,7 +69,7 @@ pub fn terrain_ramp() -> (Vec<Vec3>, Vec<[u32; 3]>) {
 pub fn terrain_bowl() -> (Vec<Vec3>, Vec<[u32; 3]>) {
     terrain_grid_mesh(16, 16, |i, j| {
         let (i, j) = (f64::from(i), f64::from(j));
-        let y = 0.06 * ((i - 8.0).powi(2) + (j - 8.0).powi(2));
+        let y = 0.06 * ((i - 8.0) * (i - 8.0) + (j - 8.0) * (j - 8.0));
         Vec3::new((-8.0 + i) as f32, y as f32, (-8.0 + j) as f32)
     })
 }
@@ -88,7 +91,7 @@ pub fn terrain_drops() -> Vec<(usize, Vec3, f32, Quat)> {
             let yaw = rng.range(0.0, std::f32::consts::TAU);
             let y = 10.0 + terrain_height(x, z) + 2.5 * layer as f32;
             let half = f64::from(yaw) / 2.0;
-            let q = Quat::from_xyzw(0.0, half.sin() as f32, 0.0, half.cos() as f32);
+            let q = Quat::from_xyzw(0.0, libm::sin(half) as f32, 0.0, libm::cos(half) as f32);
             (idx % 4, Vec3::new(x, y, z), yaw, q)
         })
         .collect()

@@ -13,7 +13,7 @@
 
 use crate::geometry::aabb::Aabb;
 use crate::geometry::support::{ConvexSupport, MAX_FACE_VERTICES, SupportFace};
-use crate::math::{Isometry, Mat3A, Vec3, Vec3A};
+use crate::math::{self, Isometry, Mat3A, Vec3, Vec3A};
 
 use super::{MassProperties, ShapeError, ShapeRayHit};
 
@@ -195,7 +195,7 @@ impl ConvexHull {
                 .iter()
                 .map(|&v| {
                     let r = points[v] - c;
-                    (r.dot(t2).atan2(r.dot(t1)), v)
+                    (math::atan2(r.dot(t2), r.dot(t1)), v)
                 })
                 .collect();
             ring.sort_by(|a, b| a.0.total_cmp(&b.0));

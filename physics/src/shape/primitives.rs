@@ -6,7 +6,7 @@
 use std::f32::consts::PI;
 
 use crate::geometry::support::{ConvexSupport, SupportFace};
-use crate::math::{Mat3A, Vec3, Vec3A};
+use crate::math::{self, Mat3A, Vec3, Vec3A};
 
 use super::{MassProperties, ShapeRayHit, box_inertia};
 
@@ -159,7 +159,8 @@ impl ConvexSupport for Cylinder {
             for k in 0..CAP_POINTS {
                 let t = 2.0 * PI * k as f32 / CAP_POINTS as f32;
                 let t = if d.y > 0.0 { -t } else { t };
-                out.push(Vec3A::new(self.radius * t.cos(), y, self.radius * t.sin()));
+                let (sin, cos) = math::sin_cos(t);
+                out.push(Vec3A::new(self.radius * cos, y, self.radius * sin));
             }
         } else if d.y.abs() < 0.05 {
             // The side line.

@@ -275,7 +275,7 @@ pub(crate) fn box_capsule(
     let size = 1.0 + h.max_element() + b.half_height;
     let mut face_pts = ArrayVec::new();
     // (normal in A's frame, face axis or None, single point on A, on B, separation).
-    let (n, face, single) = if dist2 > (1e-6 * size).powi(2) {
+    let (n, face, single) = if dist2 > (1e-6 * size) * (1e-6 * size) {
         let x = p + d * t;
         let c = x.clamp(-h, h);
         let dist = dist2.sqrt();

@@ -151,12 +151,13 @@ pub(crate) fn penetration(pair: &Pair, gjk_simplex: &Simplex) -> (f32, Vec3A, Ve
 
 /// EPA from `start` (1 to 4 vertices of `A - B` around the origin).
 fn expand(pair: &Pair, start: &[Vertex], scale: f32) -> Option<(f32, Vec3A, Vec3A, Vec3A)> {
+    let (tiny, same) = (1e-8 * scale * scale, 1e-6 * scale);
     let mut poly = Polytope {
         verts: start.iter().copied().collect(),
         faces: ArrayVec::new(),
         inside: Vec3A::ZERO,
-        tiny: (1e-8 * scale * scale).powi(2),
-        same: (1e-6 * scale).powi(2),
+        tiny: tiny * tiny,
+        same: same * same,
     };
     let push_unique = |poly: &mut Polytope, v: Vertex| -> bool {
         let dup = poly

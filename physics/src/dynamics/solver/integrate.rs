@@ -311,8 +311,8 @@ pub(super) fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
     b.v = v_end;
     let speed = b.w.length();
     if speed > 0.0 {
-        let half = n * (0.5 * h * speed).atan();
-        let (sin, cos) = half.sin_cos();
+        let half = n * math::atan(0.5 * h * speed);
+        let (sin, cos) = math::sin_cos(half);
         let axis = b.w / speed;
         let turn = Quat::from_xyzw(axis.x * sin, axis.y * sin, axis.z * sin, cos);
         b.dq = (turn * b.dq).normalize();

@@ -39,7 +39,7 @@
 use std::ops::{Add, Mul, Sub};
 
 use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
-use crate::math::{Mat3A, Quat, Vec3A};
+use crate::math::{self, Mat3A, Quat, Vec3A};
 
 use super::contact::{BodyMass, Softness, SolverBody};
 
@@ -178,7 +178,7 @@ pub(crate) struct JointStart {
 /// Angle in `[-π, π]` of a quaternion's rotation about its X axis (its twist).
 fn twist_angle(q: Quat) -> f32 {
     let q = if q.w < 0.0 { -q } else { q };
-    2.0 * q.x.atan2(q.w)
+    2.0 * math::atan2(q.x, q.w)
 }
 
 /// Twist about X and the two swing angles toward Y and Z of `q = swing * twist`.
@@ -190,9 +190,9 @@ fn twist_swing_angles(q: Quat) -> [f32; 3] {
     let swing = q * twist.conjugate();
     let swing = if swing.w < 0.0 { -swing } else { swing };
     [
-        2.0 * twist.x.atan2(twist.w),
-        2.0 * swing.y.atan2(swing.w),
-        2.0 * swing.z.atan2(swing.w),
+        2.0 * math::atan2(twist.x, twist.w),
+        2.0 * math::atan2(swing.y, swing.w),
+        2.0 * math::atan2(swing.z, swing.w),
     ]
 }
 
@@ -437,7 +437,7 @@ impl JointConstraint {
             JointKind::Hinge(drive) => {
                 let angle = {
                     let y_b = p.q_b * Vec3A::Y;
-                    y_a.cross(y_b).dot(x_a).atan2(y_a.dot(y_b))
+                    math::atan2(y_a.cross(y_b).dot(x_a), y_a.dot(y_b))
                 };
                 rows.drive(&drive, 2, x_a, angle, None);
                 let n = x_a.cross(x_b);
@@ -681,7 +681,7 @@ impl Rows<'_> {
             }
             return;
         }
-        let swing = len.atan2(x_a.dot(x_b));
+        let swing = math::atan2(len, x_a.dot(x_b));
         self.angular(slot, -n / len, half - swing, Mode::Limit);
     }
 

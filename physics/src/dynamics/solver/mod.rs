@@ -73,7 +73,7 @@ use crate::contact::{ContactFlags, ContactManager, MAX_MANIFOLD_POINTS};
 use crate::dynamics::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::geometry::prefetch::prefetch;
 use crate::joint::Joints;
-use crate::math::{Mat3A, Quat, Vec3A};
+use crate::math::{self, Mat3A, Quat, Vec3A};
 
 use contact::{
     BodyMass, ConstraintPoint, ContactConstraint, Patch, RollingRows, Softness, SolverBody,

@@ -18,7 +18,7 @@ use std::ops::{Add, Mul, Sub};
 
 use glam::{Mat4, Vec4};
 
-use crate::math::{Mat3A, Quat, Vec3A};
+use crate::math::{self, Mat3A, Quat, Vec3A};
 
 /// Lanes per bundle (a multiple of 4: gathers transpose 4x4 blocks).
 pub const LANES: usize = 8;
@@ -116,11 +116,11 @@ impl FloatW {
         FloatW(lanes(|i| -self.0[i]))
     }
 
-    /// Lane-wise `f32::atan2(self, x)` (the scalar function, lane by lane).
+    /// Lane-wise [`math::atan2`]`(self, x)` (the scalar function, lane by lane).
     #[inline(always)]
     #[must_use]
     pub fn atan2(self, x: FloatW) -> FloatW {
-        FloatW(lanes(|i| self.0[i].atan2(x.0[i])))
+        FloatW(lanes(|i| math::atan2(self.0[i], x.0[i])))
     }
 }
 

@@ -1,0 +1,156 @@
+//! Golden state hashes: every standard scene, run a fixed number of steps from its build,
+//! must end in the checked-in [`World::state_hash`], on 0 and on 2 worker threads. Any
+//! machine that runs the tests so checks that it computes the same bits as the machine
+//! that blessed them: the promise of README.md's determinism section, that the step calls
+//! no platform libm (`joule_physics::math`) and fuses no multiply-add, so an x86-64
+//! machine with any C library, OS or vector unit (baseline SSE2 or AVX2) gets these
+//! hashes.
+//!
+//! Not covered: other CPU architectures. glam's aarch64 (NEON) code sums a `Vec4`/`Quat`
+//! dot product (`Quat::normalize`, `length`) as `(x + y) + (z + w)`, its SSE2 code as
+//! `(x + z) + (y + w)`, so an aarch64 build differs in the last bit of a normalisation
+//! and soon everywhere. These hashes are x86-64's; README.md says what aarch64 would need.
+//!
+//! # Regenerating
+//!
+//! The hashes change when the physics does, and only then: a commit that changes them
+//! says why (what physics changed). To print a new table, in Rust, for [`GOLDEN`]:
+//!
+//! ```text
+//! JOULE_BLESS=1 cargo test -p joule-examples --release --test golden -- --nocapture
+//! ```
+//!
+//! With `JOULE_BLESS=1` the scene tests assert nothing; `bless` runs every scene (still
+//! demanding that 0 and 2 workers agree) and prints the table to paste over [`GOLDEN`].
+
+use joule_examples::scenes::{self, SceneKind};
+use joule_jobs::JobSystem;
+use joule_physics::world::{World, WorldDesc};
+
+/// (scene, steps run, state hash after them). Regenerate as the file's doc says.
+const GOLDEN: &[(&str, usize, u64)] = &[
+    // BEGIN GOLDEN
+    ("pyramid20", 120, 0xe5093c420757f4a7),
+    ("pyramid_big", 120, 0xf373c16fd7a24102),
+    ("many_pyramids", 60, 0xe0c034cd4efbe4f4),
+    ("free10k", 60, 0x50d196497865f843),
+    ("rain4k", 120, 0xfdf2d953c7735802),
+    ("terrain", 120, 0x34cfa28f2c1caecb),
+    ("chain_joints", 120, 0x461fb37af5bae4af),
+    ("ragdolls", 120, 0x8a61702c54b5a37f),
+    // END GOLDEN
+];
+
+/// The worker counts each scene runs on: the serial step and a parallel one.
+const WORKERS: [usize; 2] = [0, 2];
+
+fn blessing() -> bool {
+    std::env::var_os("JOULE_BLESS").is_some_and(|v| v == "1")
+}
+
+/// The state hash of scene `name` after `steps` steps on `workers` workers.
+fn run(name: &str, steps: usize, workers: usize) -> u64 {
+    let kind = SceneKind::from_name(name).expect("GOLDEN names only standard scenes");
+    let desc = WorldDesc {
+        gravity: kind.gravity(),
+        ..WorldDesc::default()
+    };
+    let mut world = World::new(desc, JobSystem::new(workers).unwrap());
+    scenes::build(kind, &mut world).unwrap();
+    for _ in 0..steps {
+        world.step(scenes::DT);
+    }
+    world.state_hash()
+}
+
+/// The hash of scene `name` on every worker count of [`WORKERS`], which must agree.
+fn agreed_hash(name: &str, steps: usize) -> u64 {
+    let hashes = WORKERS.map(|workers| run(name, steps, workers));
+    assert!(
+        hashes.iter().all(|&h| h == hashes[0]),
+        "{name}: {steps} steps on {WORKERS:?} workers gave different hashes {hashes:x?}"
+    );
+    hashes[0]
+}
+
+fn check(name: &str) {
+    if blessing() {
+        return;
+    }
+    let &(_, steps, expected) = GOLDEN
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .expect("every standard scene has a golden hash");
+    let hash = agreed_hash(name, steps);
+    assert_eq!(
+        hash, expected,
+        "{name}: state hash after {steps} steps is {hash:#018x}, golden {expected:#018x}. \
+         If the physics changed on purpose, regenerate (see tests/golden.rs) and say why \
+         in the commit; if not, this machine computes different bits"
+    );
+}
+
+#[test]
+fn every_standard_scene_has_a_golden_hash() {
+    for kind in SceneKind::ALL.into_iter().chain(SceneKind::WITH_JOINTS) {
+        assert!(
+            GOLDEN.iter().any(|(n, ..)| *n == kind.name()),
+            "{} has no golden hash",
+            kind.name()
+        );
+    }
+}
+
+#[test]
+fn bless() {
+    if !blessing() {
+        return;
+    }
+    let mut table = String::from("    // BEGIN GOLDEN\n");
+    for &(name, steps, _) in GOLDEN {
+        let hash = agreed_hash(name, steps);
+        table += &format!("    ({name:?}, {steps}, {hash:#018x}),\n");
+    }
+    table += "    // END GOLDEN";
+    println!("golden hashes for examples/tests/golden.rs:\n{table}");
+}
+
+#[test]
+fn golden_pyramid20() {
+    check("pyramid20");
+}
+
+#[test]
+fn golden_pyramid_big() {
+    check("pyramid_big");
+}
+
+#[test]
+fn golden_many_pyramids() {
+    check("many_pyramids");
+}
+
+#[test]
+fn golden_free10k() {
+    check("free10k");
+}
+
+#[test]
+fn golden_rain4k() {
+    check("rain4k");
+}
+
+#[test]
+fn golden_terrain() {
+    check("terrain");
+}
+
+#[test]
+fn golden_chain_joints() {
+    check("chain_joints");
+}
+
+#[test]
+fn golden_ragdolls() {
+    check("ragdolls");
+}
