@@ -45,7 +45,10 @@ fn layer(module: &str) -> Option<u8> {
 /// The violations in one file's text: `(line number, what)`.
 fn violations(own: &str, text: &str) -> Vec<(usize, String)> {
     let Some(me) = layer(own) else {
-        return vec![(0, format!("module `{own}` has no layer in tests/behaviour/layers.rs"))];
+        return vec![(
+            0,
+            format!("module `{own}` has no layer in tests/behaviour/layers.rs"),
+        )];
     };
     let mut found = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
