@@ -26,7 +26,7 @@
 //! and relax passes (`carry`), so the warm start does not push across the new arm: at
 //! `m r² / I = 10⁶` that push was larger than what f32 can cancel; and (c) in the solve
 //! pass it also asks for the velocity that cancels the second-order part of its arms'
-//! turn in the coming position substep ([`arm_drift`]): a link spinning at `w` pulls an
+//! turn in the coming position substep (`arm_drift`): a link spinning at `w` pulls an
 //! anchor at arm `r` inward by about `r |w|² h² / 2` per substep, which a velocity row
 //! (linear in the arms) cannot see; at the tip of a whipping chain (40-50 rad/s) that is
 //! millimetres per substep. Rigid rows are solved soft with a position bias in
