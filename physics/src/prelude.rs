@@ -28,5 +28,5 @@ pub use crate::world::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRend
 pub use crate::world::event_queue::{Event, EventKind};
 pub use crate::world::ray::{Ray, RayIntersection};
 pub use crate::world::snapshot::DynamicSnapshot;
-pub use crate::world::{World, WorldDesc};
+pub use crate::world::{StepHandle, World, WorldDesc};
 pub use joule_jobs::JobSystem;

@@ -27,6 +27,12 @@
 //! price of interpolating between known poses. Extrapolation has no lag but overshoots
 //! when a body's velocity changes (a bounce, a collision).
 //!
+//! The step itself can run beside the frame: [`World::step_async`] returns a
+//! [`StepHandle`] at once and the workers run the stages while the game works and reads
+//! its presentation; the handle borrows the world until the step is finished, and the
+//! game records the presentation after [`wait`](crate::world::StepHandle::wait) or a ready
+//! [`poll`](crate::world::StepHandle::poll).
+//!
 //! This layer uses only the world's public surface, as a game does: [`World::bodies`]
 //! (body order, no allocation) and [`World::teleport_count`]. Recording copies into
 //! buffers kept from the last record, so after the first two records a frame allocates
@@ -48,6 +54,8 @@
 //! ```
 //!
 //! [`World::bodies`]: crate::world::World::bodies
+//! [`World::step_async`]: crate::world::World::step_async
+//! [`StepHandle`]: crate::world::StepHandle
 //! [`World::teleport_count`]: crate::world::World::teleport_count
 
 pub mod fixed_step;

@@ -9,13 +9,15 @@
 //! by shortest-arc [`slerp`]); otherwise the body jumped, or is new, and the latest pose
 //! is shown as it is.
 //!
-//! The buffers are the seam for a step that runs beside the game (issue 29's
-//! `step_async`): the step would fill `current` when it finishes while the game reads the
-//! last finished pair.
+//! A step run beside the game ([`World::step_async`]) borrows the world, not the
+//! presentation: the game reads the last finished pair while the step runs (no lock, no
+//! allocation: it is the game's own object) and records once the step's handle is
+//! finished.
 //!
 //! [`record`]: Presentation::record
 //! [`teleport_count`]: crate::world::World::teleport_count
 //! [`slerp`]: crate::math::slerp
+//! [`World::step_async`]: crate::world::World::step_async
 
 use crate::body::BodyId;
 use crate::error::PhysicsError;

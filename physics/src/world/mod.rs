@@ -15,6 +15,7 @@ pub mod ray;
 pub mod recording;
 pub mod shape_query;
 pub mod snapshot;
+pub mod step_async;
 
 use joule_jobs::JobSystem;
 
@@ -41,6 +42,7 @@ use crate::step;
 use crate::step::listener::{StepListenerContext, StepListenerId, StepListeners, StepPhase};
 
 pub use crate::settings::WorldDesc;
+pub use step_async::StepHandle;
 
 /// FNV-1a over 32-bit words, finished with a SplitMix64 mix: stable across platforms and
 /// releases (unlike `std`'s `DefaultHasher`, which is allowed to change).

@@ -19,6 +19,7 @@ mod forces;
 mod free_fall;
 mod friction;
 mod game;
+mod game_async;
 mod ghost_collisions;
 mod gyroscopic;
 mod hooks;
