@@ -1,5 +1,5 @@
-//! Standard scenes shared by examples, tests and benches, and the recording viewer's
-//! server ([`viewer`]).
+//! Standard scenes shared by examples, tests and benches, the recording viewer's server
+//! ([`viewer`]), and a whole-frame trace writer ([`frame_trace`]).
 //!
 //! Every scene of `../shared/SCENES.md` is built here, exactly as described there (body
 //! order is creation order, which determinism depends on), so that the same scene can be
@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod frame_trace;
 pub mod ragdoll;
 pub mod scenes;
 pub mod viewer;
