@@ -122,8 +122,9 @@ impl GraphInner {
 /// [`set_tracing`](Self::set_tracing) turns it on.
 pub struct Graph {
     inner: Arc<GraphInner>,
-    /// The run state of the last blocking run, reused by the next (no allocation).
-    pub(crate) cache: Mutex<Option<Arc<RunState>>>,
+    /// The run state of the last finished run, reused by the next (no allocation). Shared
+    /// with each [`RunHandle`](crate::RunHandle), which puts its state back when joined.
+    pub(crate) cache: Arc<Mutex<Option<Arc<RunState>>>>,
     tracing: AtomicBool,
     pub(crate) last_trace: Arc<Mutex<Option<Trace>>>,
 }
@@ -154,7 +155,7 @@ impl Graph {
     pub(crate) fn from_inner(inner: GraphInner) -> Self {
         Self {
             inner: Arc::new(inner),
-            cache: Mutex::new(None),
+            cache: Arc::new(Mutex::new(None)),
             tracing: AtomicBool::new(false),
             last_trace: Arc::new(Mutex::new(None)),
         }

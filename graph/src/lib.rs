@@ -18,8 +18,8 @@
 //!   parameter types only from a plain `Fn` bound).
 //! - **Run** with [`Graph::run`] (blocks, the calling thread works, fine with
 //!   `threads(0)`, allocates nothing after the first run) or [`Graph::run_async`]
-//!   (returns at once; a completion job gets the context back). A task's panic reaches the
-//!   caller.
+//!   (returns at once; the [`RunHandle`] gives the context back when joined, and a warm
+//!   async run allocates nothing either). A task's panic reaches the caller.
 //! - **Trace** with [`Graph::set_tracing`]: every task's start, end and thread and every
 //!   chunk. A [`Trace`] exports Chrome JSON (Perfetto), DOT, an SVG timeline and a
 //!   [`Summary`] (work, span, critical path, parallelism, busy time, slowest tasks); the

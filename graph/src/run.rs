@@ -29,6 +29,13 @@
 //! the state in the graph's cache for the next run, and re-raises the first panic of any
 //! task. A task that panicked stops the run from starting more bodies, but the counting
 //! goes on, so the run still ends and the context comes back.
+//!
+//! [`Graph::run_async`] takes the same cached state and queues every root; the
+//! [`RunHandle`] keeps one `Arc` of it. The last job lets go of its `Arc` and marks the
+//! counter done; whoever joins the handle waits on the counter, takes the state back as
+//! `run` does, returns the context and the first panic, and puts the state back in the
+//! graph's cache. So a warm async run allocates nothing either. A run started while the
+//! cached state is out (an earlier handle not yet joined) gets a fresh state.
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -46,14 +53,7 @@ use crate::trace::{SpanKind, Trace};
 
 type Payload = Box<dyn Any + Send + 'static>;
 
-/// What the last job of a `run_async` hands on.
-struct AsyncFinish {
-    completion: Box<dyn FnOnce(Context) + Send>,
-    handle: Arc<HandleInner>,
-    trace_out: Arc<Mutex<Option<Trace>>>,
-}
-
-/// The mutable state of one run (reused by the next blocking run of the same graph).
+/// The mutable state of one run (reused by the next run of the same graph).
 pub(crate) struct RunState {
     graph: Arc<GraphInner>,
     /// Set for the duration of a run only, so a cached state does not keep the job system
@@ -69,11 +69,8 @@ pub(crate) struct RunState {
     panic: Mutex<Option<Payload>>,
     tracing: bool,
     recorder: Option<Recorder>,
-    /// The thread blocked in `run` (set for blocking runs only).
+    /// The thread blocked in `run`; `None` for `run_async`, whose handle waits on `done`.
     caller: Option<ThreadToken>,
-    /// Set for `run_async` only. In a mutex because the completion need not be `Sync`;
-    /// only the last job, with exclusive access, takes it.
-    finish: Option<Mutex<AsyncFinish>>,
 }
 
 /// Successor lists longer than this are released in ranges by a few jobs (see
@@ -108,7 +105,6 @@ impl RunState {
             tracing: false,
             recorder: None,
             caller: None,
-            finish: None,
         }
     }
 
@@ -129,9 +125,17 @@ impl RunState {
         &self.ctx
     }
 
-    /// Readies the state for a run (exclusive access: before any job holds it).
-    fn prepare(&mut self, jobs: &JobSystem, ctx: Context, tracing: bool) {
+    /// Readies the state for a run (exclusive access: before any job holds it). `caller`
+    /// is the thread blocked in `run`, `None` for `run_async`.
+    fn prepare(
+        &mut self,
+        jobs: &JobSystem,
+        ctx: Context,
+        tracing: bool,
+        caller: Option<ThreadToken>,
+    ) {
         self.jobs = Some(jobs.clone());
+        self.caller = caller;
         self.ctx = ctx;
         self.deps.reset(&self.graph.initial_deps);
         self.outstanding.start(1);
@@ -257,16 +261,16 @@ impl RunState {
         if !this.outstanding.finish() {
             return;
         }
-        if this.finish.is_some() {
-            Self::finish_async(this);
-            return;
-        }
         // Let go of the state before waking the caller, who will want it back.
         let done = this.done.clone();
+        let Some(caller) = this.caller else {
+            // A `run_async`: whoever joins the handle waits on `done` (from any thread, so
+            // no inbox to go through) and then takes the state back.
+            drop(this);
+            done.done();
+            return;
+        };
         let jobs = this.jobs().clone();
-        let caller = this
-            .caller
-            .expect("joule-graph: a blocking run knows its caller");
         drop(this);
         if jobs.current_thread_index() == caller.index() {
             done.done();
@@ -462,37 +466,6 @@ impl RunState {
             RunState::exit(this);
         }));
     }
-
-    /// The last job of a `run_async`: hand the context to the completion job.
-    fn finish_async(mut this: Arc<Self>) {
-        let state = Self::reclaim(&mut this);
-        let finish = state
-            .finish
-            .take()
-            .expect("joule-graph: an async run has a completion")
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        let jobs = state.jobs().clone();
-        let (ctx, panic, trace) = state.conclude();
-        drop(this);
-        if let Some(trace) = trace {
-            *finish
-                .trace_out
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(trace);
-        }
-        let handle = finish.handle;
-        if let Some(p) = panic {
-            handle.store_panic(p);
-        }
-        let completion = finish.completion;
-        jobs.spawn_job(Job::new("graph completion", move || {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(move || completion(ctx))) {
-                handle.store_panic(p);
-            }
-            handle.counter.done();
-        }));
-    }
 }
 
 impl Graph {
@@ -533,12 +506,14 @@ impl Graph {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         let mut state = cached.unwrap_or_else(|| Arc::new(RunState::new(g.clone())));
-        {
-            let s = Arc::get_mut(&mut state)
-                .expect("joule-graph: a cached run state is uniquely owned");
-            s.prepare(jobs, ctx.take(), self.tracing());
-            s.caller = Some(jobs.register_current_thread());
-        }
+        Arc::get_mut(&mut state)
+            .expect("joule-graph: a cached run state is uniquely owned")
+            .prepare(
+                jobs,
+                ctx.take(),
+                self.tracing(),
+                Some(jobs.register_current_thread()),
+            );
         let first = g
             .roots
             .iter()
@@ -567,61 +542,61 @@ impl Graph {
         }
     }
 
-    /// Starts a run and returns at once. The context moves into the run; when the last
-    /// task is complete a completion job is queued that calls `completion` with the
-    /// context. [`RunHandle::wait`] waits for that job (helping meanwhile) and re-raises a
-    /// task's panic; the completion runs in any case. With `threads(0)` nothing runs until
-    /// the calling thread waits or calls [`JobSystem::run_pending`].
+    /// Starts a run and returns at once. The context moves into the run and comes back
+    /// from the handle: [`RunHandle::wait`] or [`RunHandle::join`] waits until every task
+    /// is complete (running jobs meanwhile) and returns it, with the first panic of a task
+    /// (`wait` re-raises it). With `threads(0)` nothing runs until the calling thread waits
+    /// or calls [`JobSystem::run_pending`].
     ///
-    /// Each call allocates its run state; use [`run`](Self::run) in a frame loop.
+    /// The run takes the graph's cached run state, as [`run`](Self::run) does, and joining
+    /// the handle puts it back, so after the first run, starting a run and joining it
+    /// allocate nothing (with the same provisos as `run`). If the cached state is out
+    /// because an earlier run of this graph has not been joined yet, this run gets a fresh
+    /// state (an allocation) rather than waiting for the other or sharing its state; the
+    /// state of whichever is joined last is kept for the next run.
     ///
     /// # Panics
-    /// If `ctx` lacks a resource that some task declares.
-    pub fn run_async<F>(&self, jobs: &JobSystem, ctx: Context, completion: F) -> RunHandle
-    where
-        F: FnOnce(Context) + Send + 'static,
-    {
+    /// If `ctx` lacks a resource that some task declares (before any task runs).
+    pub fn run_async(&self, jobs: &JobSystem, ctx: Context) -> RunHandle {
         self.check_resources(&ctx);
-        let handle = RunHandle {
-            inner: Arc::new(HandleInner {
-                counter: Counter::with_count(1),
-                panic: Mutex::new(None),
-            }),
-        };
         let g = self.inner();
-        let mut state = RunState::new(g.clone());
-        state.finish = Some(Mutex::new(AsyncFinish {
-            completion: Box::new(completion),
-            handle: handle.inner.clone(),
-            trace_out: self.last_trace.clone(),
-        }));
-        state.prepare(jobs, ctx, self.tracing());
-        let state = Arc::new(state);
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let mut state = cached.unwrap_or_else(|| Arc::new(RunState::new(g.clone())));
+        Arc::get_mut(&mut state)
+            .expect("joule-graph: a cached run state is uniquely owned")
+            .prepare(jobs, ctx, self.tracing(), None);
+        let handle = RunHandle {
+            state: Some(Arc::clone(&state)),
+            cache: Arc::clone(&self.cache),
+            last_trace: Arc::clone(&self.last_trace),
+        };
         for &r in g.roots.iter() {
             state.spawn_task(r);
         }
+        // The count started at one for this thread while it queued the roots.
         RunState::exit(state);
         handle
     }
 }
 
-struct HandleInner {
-    counter: Counter,
-    panic: Mutex<Option<Payload>>,
-}
-
-impl HandleInner {
-    fn store_panic(&self, p: Payload) {
-        let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(p);
-        }
-    }
-}
-
-/// A run started by [`Graph::run_async`].
+/// A run started by [`Graph::run_async`]; it holds the run's context until joined.
+///
+/// [`wait`](Self::wait) and [`join`](Self::join) wait for the run (on the run's job
+/// system, running its jobs meanwhile) and return the context; once
+/// [`is_done`](Self::is_done) they return at once. Dropping a handle that was not joined
+/// waits in the same way and drops the context; a task's panic is then re-raised unless
+/// the thread is already unwinding.
 pub struct RunHandle {
-    inner: Arc<HandleInner>,
+    /// `None` once joined.
+    state: Option<Arc<RunState>>,
+    /// The graph's cache, where a joined run leaves its state for the next.
+    cache: Arc<Mutex<Option<Arc<RunState>>>>,
+    /// Where a traced run leaves its trace ([`Graph::take_trace`]).
+    last_trace: Arc<Mutex<Option<Trace>>>,
 }
 
 impl std::fmt::Debug for RunHandle {
@@ -633,25 +608,58 @@ impl std::fmt::Debug for RunHandle {
 }
 
 impl RunHandle {
-    /// Whether the run and its completion job have finished.
+    /// Whether every task of the run is complete (joining then returns at once).
     #[must_use]
     pub fn is_done(&self) -> bool {
-        self.inner.counter.is_done()
+        self.state.as_ref().is_none_or(|s| s.done.is_done())
     }
 
-    /// Waits until the completion job has run, running other jobs meanwhile.
+    /// Waits until the run is over, running jobs on this thread meanwhile, and returns
+    /// the context.
     ///
     /// # Panics
-    /// With the first panic of a task of the run (or of the completion).
-    pub fn wait(&self, jobs: &JobSystem) {
-        jobs.wait(&self.inner.counter);
-        let panic = self
-            .inner
-            .panic
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+    /// With the first panic of a task of the run (the context is dropped); use
+    /// [`join`](Self::join) to get the context back as well.
+    pub fn wait(self) -> Context {
+        let (ctx, panic) = self.join();
         if let Some(p) = panic {
+            resume_unwind(p);
+        }
+        ctx
+    }
+
+    /// Waits until the run is over, running jobs on this thread meanwhile, and returns
+    /// the context with the first panic of a task, if any (not re-raised: the caller
+    /// decides, after it has put the context's contents back).
+    pub fn join(mut self) -> (Context, Option<Box<dyn Any + Send + 'static>>) {
+        self.finish()
+            .expect("joule-graph: a handle is joined once (join takes it by value)")
+    }
+
+    /// Waits for the run, takes the state back, puts it in the graph's cache and returns
+    /// the context and the panic; `None` once joined.
+    fn finish(&mut self) -> Option<(Context, Option<Payload>)> {
+        let mut state = self.state.take()?;
+        state.jobs().wait(&state.done);
+        let (ctx, panic, trace) = RunState::reclaim(&mut state).conclude();
+        if let Some(trace) = trace {
+            *self
+                .last_trace
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(trace);
+        }
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(state);
+        Some((ctx, panic))
+    }
+}
+
+impl Drop for RunHandle {
+    /// Waits for a run that was not joined (the context is dropped); re-raises a task's
+    /// panic unless the thread is already unwinding (a second panic would abort).
+    fn drop(&mut self) {
+        if let Some((_, Some(p))) = self.finish()
+            && !std::thread::panicking()
+        {
             resume_unwind(p);
         }
     }

@@ -1,7 +1,8 @@
 //! After its first run, running a built graph again allocates nothing: a counting global
 //! allocator watches 20 runs of a graph with every kind of task (plain, parallel-for,
 //! dynamic with children, barrier, embedded subgraph, tasks pinned to the main thread and
-//! to a worker), at 0 and 2 workers.
+//! to a worker), at 0 and 2 workers; then 20 async runs of it (`run_async`, each joined
+//! before the next starts, half by `wait` and half polled until done and then joined).
 //!
 //! The task pinned to a worker spins 50 ms in the warm-up runs, so the calling thread runs
 //! out of work and parks (a joule-jobs `Counter` grows its list of sleepers the first time
@@ -191,6 +192,50 @@ fn runs_after_the_first_allocate_nothing() {
         assert_eq!(
             allocations, 0,
             "{workers} workers: 20 warm runs allocated {allocations} times"
+        );
+
+        // The same with `run_async`. The first async run takes the blocking runs' cached
+        // state, so it is warm already; warm up anyway, with the long delay that makes
+        // the waiting thread park.
+        ctx.get_mut::<Delay>().unwrap().0 = 50_000;
+        for _ in 0..3 {
+            ctx = graph.run_async(&jobs, ctx).wait();
+        }
+        ctx.get_mut::<Delay>().unwrap().0 = 1_000;
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::SeqCst);
+        for run in 0..20 {
+            let handle = graph.run_async(&jobs, ctx);
+            ctx = if run % 2 == 0 {
+                handle.wait()
+            } else {
+                // A frame loop's poll: run what is queued here until the run is done.
+                while !handle.is_done() {
+                    jobs.run_pending();
+                    std::hint::spin_loop();
+                }
+                let (ctx, panic) = handle.join();
+                assert!(panic.is_none());
+                ctx
+            };
+        }
+        COUNTING.store(false, Ordering::SeqCst);
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+        assert_eq!(ctx.get_mut::<Frame>().unwrap().0, 46);
+        assert_eq!(
+            ctx.get_mut::<Total>().unwrap().0.load(Ordering::Relaxed),
+            46 * 122
+        );
+        assert!(
+            ctx.get_mut::<Items>()
+                .unwrap()
+                .0
+                .iter()
+                .all(|i| i.load(Ordering::Relaxed) == 46)
+        );
+        assert_eq!(
+            allocations, 0,
+            "{workers} workers: 20 warm async runs allocated {allocations} times"
         );
     }
 }

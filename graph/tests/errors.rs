@@ -441,18 +441,36 @@ fn panics_reach_the_caller_and_the_graph_stays_usable() {
 }
 
 #[test]
-fn a_panic_in_an_async_run_reaches_wait_and_the_completion_still_runs() {
+fn a_panic_in_an_async_run_reaches_the_waiter_and_the_context_comes_back() {
     for_each_system(|jobs| {
         let mut b = Graph::builder();
-        b.task("fragile", || panic!("async boom"));
-        let graph = b.build().unwrap();
-        let completed = Arc::new(AtomicUsize::new(0));
-        let c = completed.clone();
-        let handle = graph.run_async(jobs, Context::new(), move |_| {
-            c.fetch_add(1, Ordering::Relaxed);
+        b.task("fragile", |fail: Read<Fail>| {
+            if fail.0 {
+                panic!("async boom");
+            }
         });
-        let r = catch_unwind(AssertUnwindSafe(|| handle.wait(jobs)));
+        let graph = b.build().unwrap();
+        // `wait` re-raises the panic.
+        let handle = graph.run_async(jobs, Context::new().with(Fail(true)));
+        let r = catch_unwind(AssertUnwindSafe(|| handle.wait()));
         assert_eq!(panic_message(&*r.unwrap_err()), "async boom");
-        assert_eq!(completed.load(Ordering::Relaxed), 1);
+        // `join` returns it beside the context.
+        let (mut ctx, panic) = graph
+            .run_async(jobs, Context::new().with(Fail(true)))
+            .join();
+        assert_eq!(
+            panic_message(&*panic.expect("the task panicked")),
+            "async boom"
+        );
+        assert!(ctx.get_mut::<Fail>().unwrap().0);
+        // Dropping an unjoined handle waits and re-raises it.
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            drop(graph.run_async(jobs, Context::new().with(Fail(true))));
+        }));
+        assert_eq!(panic_message(&*r.unwrap_err()), "async boom");
+        // The state the panicking runs left in the cache runs cleanly.
+        ctx.get_mut::<Fail>().unwrap().0 = false;
+        let (_, panic) = graph.run_async(jobs, ctx).join();
+        assert!(panic.is_none());
     });
 }

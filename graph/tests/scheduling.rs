@@ -5,8 +5,8 @@
 
 mod common;
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use common::{Sequence, for_each_system};
 use std::ops::Range;
@@ -394,10 +394,10 @@ fn pinned_task_runs_on_the_main_thread() {
     });
 }
 
-/// `run_async` returns at once; the completion gets the context back with every task's
+/// `run_async` returns at once; the handle gives the context back with every task's
 /// effect in it.
 #[test]
-fn run_async_hands_the_context_to_the_completion() {
+fn run_async_hands_the_context_back_through_the_handle() {
     for_each_system(|jobs| {
         let mut b = Graph::builder();
         let a = b.task("a", |mut a: Write<A>| a.0 += 1).id();
@@ -415,14 +415,19 @@ fn run_async_hands_the_context_to_the_completion() {
             .with(A(0))
             .with(Hits(Vec::new(), AtomicUsize::new(0)));
         for run in 1..=3u64 {
-            let back = Arc::new(Mutex::new(None));
-            let slot = back.clone();
-            let handle = graph.run_async(jobs, ctx, move |ctx| {
-                *slot.lock().unwrap() = Some(ctx);
-            });
-            handle.wait(jobs);
-            assert!(handle.is_done());
-            ctx = back.lock().unwrap().take().expect("completion ran");
+            let handle = graph.run_async(jobs, ctx);
+            ctx = if run == 2 {
+                // Polled to completion, as a frame loop would.
+                while !handle.is_done() {
+                    jobs.run_pending();
+                    std::thread::yield_now();
+                }
+                let (ctx, panic) = handle.join();
+                assert!(panic.is_none());
+                ctx
+            } else {
+                handle.wait()
+            };
             assert_eq!(ctx.get_mut::<A>().unwrap().0, run);
             let hits = ctx.get_mut::<Hits>().unwrap().1.load(Ordering::Relaxed);
             assert_eq!(hits, 100 * run as usize);
@@ -430,6 +435,52 @@ fn run_async_hands_the_context_to_the_completion() {
         // And the same graph runs blocking afterwards.
         graph.run(jobs, &mut ctx);
         assert_eq!(ctx.get_mut::<A>().unwrap().0, 4);
+    });
+}
+
+/// A second `run_async` of a graph whose first run is not joined yet gets a state of its
+/// own: both runs finish with their own contexts, joined in either order, and the graph
+/// runs on (blocking and async) afterwards.
+#[test]
+fn overlapping_async_runs_of_one_graph_keep_their_own_contexts() {
+    for_each_system(|jobs| {
+        let mut b = Graph::builder();
+        let a = b.task("a", |mut a: Write<A>| a.0 += 1).id();
+        b.parallel_for(
+            "sum",
+            || 0..64,
+            4,
+            |r: Range<usize>, hits: Read<Hits>| {
+                hits.1.fetch_add(r.len(), Ordering::Relaxed);
+            },
+        )
+        .after(a);
+        let graph = b.build().unwrap();
+        let context = |a: u64| {
+            Context::new()
+                .with(A(a))
+                .with(Hits(Vec::new(), AtomicUsize::new(0)))
+        };
+        for first_joined_first in [true, false] {
+            let first = graph.run_async(jobs, context(10));
+            let second = graph.run_async(jobs, context(20));
+            let (mut x, mut y) = if first_joined_first {
+                let x = first.wait();
+                (x, second.wait())
+            } else {
+                let y = second.wait();
+                (first.wait(), y)
+            };
+            assert_eq!(x.get_mut::<A>().unwrap().0, 11);
+            assert_eq!(y.get_mut::<A>().unwrap().0, 21);
+            for ctx in [&mut x, &mut y] {
+                assert_eq!(ctx.get_mut::<Hits>().unwrap().1.load(Ordering::Relaxed), 64);
+            }
+            graph.run(jobs, &mut x);
+            assert_eq!(x.get_mut::<A>().unwrap().0, 12);
+            let mut y = graph.run_async(jobs, y).wait();
+            assert_eq!(y.get_mut::<A>().unwrap().0, 22);
+        }
     });
 }
 
@@ -455,13 +506,8 @@ fn many_roots_and_empty_graphs() {
         let empty = Graph::builder().build().unwrap();
         assert!(empty.is_empty());
         empty.run(jobs, &mut ctx);
-        let back = Arc::new(AtomicUsize::new(0));
-        let b2 = back.clone();
-        let handle = empty.run_async(jobs, Context::new(), move |_| {
-            b2.fetch_add(1, Ordering::Relaxed);
-        });
-        handle.wait(jobs);
-        assert_eq!(back.load(Ordering::Relaxed), 1);
+        let back = empty.run_async(jobs, Context::new().with(A(7))).wait();
+        assert_eq!(back.get::<A>().unwrap().0, 7);
     });
 }
 

@@ -1,5 +1,6 @@
 //! Once warm, a step allocates nothing: every buffer the step uses is kept from the last
-//! step and reused (DESIGN.md: "no allocation per step after warm-up"). Nor does a game's
+//! step and reused (DESIGN.md: "no allocation per step after warm-up"). Nor does a step
+//! run beside the frame (`step_async`, polled until ready or waited on), nor a game's
 //! frame around it: the fixed-step clock, recording the presentation and reading every
 //! body's interpolated pose, nor a rollback: saving and restoring a dynamic-state
 //! snapshot, and writing a full snapshot into a reused buffer.
@@ -184,6 +185,39 @@ fn a_warm_step_allocates_nothing() {
         COUNTING.store(false, Ordering::Relaxed);
         let n = ALLOCATIONS.load(Ordering::Relaxed);
         assert_eq!(n, 0, "{threads} threads: {n} allocations in 60 warm steps");
+
+        // The step beside the frame: `step_async`, then polled until ready (the game's
+        // work would go between polls) or waited on, every other frame. It reuses the
+        // step graph's run state, warm from the steps above.
+        for _ in 0..4 {
+            w.step_async(DT).wait();
+        }
+        let (mut polls, before) = (0usize, w.step_count());
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        for frame in 0..60 {
+            let mut step = w.step_async(DT);
+            if frame % 2 == 0 {
+                while step.poll().is_pending() {
+                    polls += 1;
+                    std::hint::spin_loop();
+                }
+                drop(step);
+            } else {
+                step.wait();
+            }
+        }
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert_eq!(
+            w.step_count(),
+            before + 60,
+            "{threads} threads: 60 async steps"
+        );
+        assert_eq!(
+            n, 0,
+            "{threads} threads: {n} allocations in 60 warm async steps ({polls} pending polls)"
+        );
 
         // A 144 Hz render loop over the same world: once both presentation buffers have
         // grown to the world's slots, frames, records and reads allocate nothing.

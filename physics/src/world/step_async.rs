@@ -10,10 +10,11 @@
 //! The protocol is [`step`](World::step)'s, split in two: [`lend_to`](World::lend_to)
 //! moves the world's parts into the world's own step context, the context moves into
 //! [`Graph::run_async`](joule_graph::Graph::run_async) (the run owns it: `'static`, no
-//! borrowed data crosses into a job), and the run's completion job parks it in a slot the
-//! handle shares. When the run is done the handle takes it from the slot and hands the
-//! parts back ([`take_back`](World::take_back)), exactly as `step` does after a blocking
-//! run: same graph, same context, same stages, so the same bits.
+//! borrowed data crosses into a job), and the graph's [`RunHandle`] gives it back when
+//! joined. The step handle then hands the parts back ([`take_back`](World::take_back)),
+//! exactly as `step` does after a blocking run: same graph, same context, same stages, so
+//! the same bits. The run reuses the step graph's cached run state as `step` does, so a
+//! warm `step_async` allocates nothing either.
 //!
 //! Soundness is the borrow checker's: the handle holds `&mut World`, so while it lives
 //! nothing else can read or change the world (and the world, lent out, would report no
@@ -36,16 +37,12 @@
 //! ```
 
 use std::any::Any;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::panic::resume_unwind;
 use std::task::Poll;
 
-use joule_graph::{Context, RunHandle};
+use joule_graph::RunHandle;
 
 use super::World;
-
-/// Where the run's completion job leaves the context for the handle to take.
-type ContextSlot = Arc<Mutex<Option<Context>>>;
 
 /// A step running beside the caller, started by [`World::step_async`]. It borrows the
 /// world mutably until it is finished: by [`wait`](Self::wait), by [`poll`](Self::poll)
@@ -76,7 +73,6 @@ pub struct StepHandle<'w> {
     world: &'w mut World,
     /// `Some` while the step runs; `None` once the parts are back.
     run: Option<RunHandle>,
-    slot: ContextSlot,
 }
 
 impl std::fmt::Debug for StepHandle<'_> {
@@ -93,23 +89,19 @@ impl World {
     /// bit for bit those of [`step`](Self::step). With no workers nothing runs until the
     /// handle is waited on or polled (each poll then runs the step's queued jobs).
     ///
-    /// Each call allocates the run's state (a few small blocks); [`step`](Self::step)
-    /// reuses its state and allocates nothing once warm.
+    /// Like [`step`](Self::step), it reuses the step graph's run state: once warm, a step
+    /// started here and finished by [`wait`](StepHandle::wait) or
+    /// [`poll`](StepHandle::poll) allocates nothing.
     ///
     /// Panics if `dt` is not finite and positive (a programming error), before anything
     /// starts.
     pub fn step_async(&mut self, dt: f32) -> StepHandle<'_> {
         let mut ctx = std::mem::take(&mut self.step_ctx);
         self.lend_to(&mut ctx, dt);
-        let slot: ContextSlot = Arc::new(Mutex::new(None));
-        let back = Arc::clone(&slot);
-        let run = self.step_graph.run_async(&self.jobs, ctx, move |ctx| {
-            *back.lock().unwrap_or_else(PoisonError::into_inner) = Some(ctx);
-        });
+        let run = self.step_graph.run_async(&self.jobs, ctx);
         StepHandle {
             world: self,
             run: Some(run),
-            slot,
         }
     }
 }
@@ -157,18 +149,11 @@ impl StepHandle<'_> {
     /// Waits for the run if it is still going and takes the parts back; returns the run's
     /// panic, if any. Does nothing once finished.
     fn finish(&mut self) -> Option<Box<dyn Any + Send>> {
-        let run = self.run.take()?;
+        let (mut ctx, panic) = self.run.take()?.join();
         let world = &mut *self.world;
-        let waited = catch_unwind(AssertUnwindSafe(|| run.wait(&world.jobs)));
-        let mut ctx = self
-            .slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-            .expect("World::step_async: the run's completion hands the context back");
         world.take_back(&mut ctx);
         world.step_ctx = ctx;
-        waited.err()
+        panic
     }
 }
 
