@@ -44,12 +44,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::body::{AWAKE_SET, BodySet, BodySim};
+
 use crate::collision::broad_phase::{BroadPhase, BroadPhaseProxy};
 use crate::contact::{Contact, ContactManager, PairMap};
 use crate::error::PhysicsError;
 use crate::geometry::dynamic_tree::{DynamicTree, Node};
 use crate::joint::{Joint, JointImpulses};
-use crate::math::Vec3A;
+use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::world::World;
 
 /// The next structure stamp; 0 is never issued (it marks an empty snapshot).
@@ -67,6 +68,106 @@ struct SlotState {
     set: u32,
     local: u32,
     sleep_time: f32,
+}
+
+/// What a step changes in a hot record: the pose, velocities and the integrator's carry.
+/// The rest of the record is constant while the structure stamp is (see [`SimConstants`]).
+#[derive(Clone, Copy, Debug)]
+struct SimState {
+    transform: Isometry,
+    center: Vec3A,
+    center0: Vec3A,
+    linear_velocity: Vec3A,
+    angular_velocity: Vec3A,
+    velocity_carry: Vec3A,
+}
+
+/// What no step changes in a hot record: only creating a body or new mass properties do,
+/// and both give the world a new structure stamp.
+#[derive(Clone, Copy, Debug)]
+struct SimConstants {
+    inv_mass: f32,
+    inv_inertia_local: Mat3A,
+    local_center: Vec3A,
+}
+
+impl SimConstants {
+    /// The entry of a body slot with no record in a moving set (never read).
+    const NONE: SimConstants = SimConstants {
+        inv_mass: 0.0,
+        inv_inertia_local: Mat3A::ZERO,
+        local_center: Vec3A::ZERO,
+    };
+}
+
+/// A moving set as saved: its records' bodies in dense order and what steps change of
+/// them.
+#[derive(Clone, Debug, Default)]
+struct SetState {
+    bodies: Vec<u32>,
+    sims: Vec<SimState>,
+}
+
+/// Splits a hot record into what steps change and what they do not. Destructured without
+/// `..`: a new field does not compile until someone decides which part it belongs to.
+#[inline]
+fn split_sim(sim: &BodySim) -> (u32, SimState, SimConstants) {
+    let BodySim {
+        transform,
+        center,
+        center0,
+        linear_velocity,
+        angular_velocity,
+        velocity_carry,
+        inv_mass,
+        inv_inertia_local,
+        local_center,
+        body,
+    } = *sim;
+    (
+        body,
+        SimState {
+            transform,
+            center,
+            center0,
+            linear_velocity,
+            angular_velocity,
+            velocity_carry,
+        },
+        SimConstants {
+            inv_mass,
+            inv_inertia_local,
+            local_center,
+        },
+    )
+}
+
+/// Writes what steps change into a record that already holds the same body.
+#[inline]
+fn put_state(sim: &mut BodySim, s: &SimState) {
+    sim.transform = s.transform;
+    sim.center = s.center;
+    sim.center0 = s.center0;
+    sim.linear_velocity = s.linear_velocity;
+    sim.angular_velocity = s.angular_velocity;
+    sim.velocity_carry = s.velocity_carry;
+}
+
+/// A whole record from its parts.
+#[inline]
+fn join_sim(body: u32, s: &SimState, c: &SimConstants) -> BodySim {
+    BodySim {
+        transform: s.transform,
+        center: s.center,
+        center0: s.center0,
+        linear_velocity: s.linear_velocity,
+        angular_velocity: s.angular_velocity,
+        velocity_carry: s.velocity_carry,
+        inv_mass: c.inv_mass,
+        inv_inertia_local: c.inv_inertia_local,
+        local_center: c.local_center,
+        body,
+    }
 }
 
 /// What a step changes in a joint.
@@ -116,10 +217,16 @@ pub struct DynamicSnapshot {
     structure: u64,
     step_count: u64,
     slots: Vec<SlotState>,
-    /// Sets 1.. of the world (awake, then sleeping); only the first `set_count` are in
-    /// use, the rest keep their buffers for later saves.
-    sets: Vec<BodySet>,
+    /// Sets 1.. of the world (awake, then sleeping), what steps change of them; only the
+    /// first `set_count` are in use, the rest keep their buffers for later saves.
+    sets: Vec<SetState>,
     set_count: usize,
+    /// Per body slot, the constant part of its hot record, taken when this buffer first
+    /// saves a world of structure `constants_structure` (a ring saving every step of the
+    /// same world copies them once), and read by a restore only where a body is no
+    /// longer where it was (an island fell asleep or woke since the save).
+    constants: Vec<SimConstants>,
+    constants_structure: u64,
     free_sets: Vec<u32>,
     moving_tree: TreeState,
     moved: Vec<(u32, BroadPhaseProxy)>,
@@ -164,8 +271,10 @@ impl DynamicSnapshot {
         (!self.is_empty()).then_some(self.step_count)
     }
 
-    /// Bytes of state it holds: each part's length times its element size (capacity kept
-    /// for later saves is not counted; the pair map counts its entries).
+    /// Bytes a save copies: each part's length times its element size (capacity kept for
+    /// later saves is not counted; the pair map counts its entries). The constant part
+    /// of the hot records (inverse mass and inertia, local centre: 68 bytes per moving
+    /// body) is held too but copied once per structure, and not counted.
     #[must_use]
     pub fn size_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -174,7 +283,7 @@ impl DynamicSnapshot {
             .map(|s| s.sims.len())
             .sum();
         self.slots.len() * size_of::<SlotState>()
-            + sims * size_of::<BodySim>()
+            + sims * (size_of::<SimState>() + 4)
             + self.free_sets.len() * 4
             + self.moving_tree.nodes.len() * size_of::<Node>()
             + self.moved.len() * size_of::<(u32, BroadPhaseProxy)>()
@@ -229,11 +338,27 @@ impl World {
         }));
         let moving = &bodies.sets[AWAKE_SET as usize..];
         s.set_count = moving.len();
-        for (i, set) in moving.iter().enumerate() {
-            match s.sets.get_mut(i) {
-                Some(saved) => saved.sims.clone_from(&set.sims),
-                None => s.sets.push(set.clone()),
+        if s.sets.len() < moving.len() {
+            s.sets.resize_with(moving.len(), SetState::default);
+        }
+        for (saved, set) in s.sets.iter_mut().zip(moving) {
+            // Two passes, each an `extend` from a slice (no capacity check per element):
+            // the second reads records the first brought into cache.
+            saved.sims.clear();
+            saved
+                .sims
+                .extend(set.sims.iter().map(|sim| split_sim(sim).1));
+            saved.bodies.clear();
+            saved.bodies.extend(set.sims.iter().map(|sim| sim.body));
+        }
+        if s.constants_structure != *structure {
+            s.constants.clear();
+            s.constants.resize(bodies.bodies.len(), SimConstants::NONE);
+            for sim in moving.iter().flat_map(|set| &set.sims) {
+                let (body, _, constants) = split_sim(sim);
+                s.constants[body as usize] = constants;
             }
+            s.constants_structure = *structure;
         }
         s.free_sets.clone_from(&bodies.free_sets);
 
@@ -329,10 +454,44 @@ impl World {
             b.torque = Vec3A::ZERO;
         }
         bodies.sets.truncate(AWAKE_SET as usize + s.set_count);
-        for (i, saved) in s.sets[..s.set_count].iter().enumerate() {
-            match bodies.sets.get_mut(AWAKE_SET as usize + i) {
-                Some(set) => set.sims.clone_from(&saved.sims),
-                None => bodies.sets.push(saved.clone()),
+        let saved_sets = &s.sets[..s.set_count];
+        // Where every body is still where it was (no island slept or woke since the
+        // save), only what steps change is written, in place; otherwise the sets are
+        // rebuilt whole from it and the constants.
+        let mut in_place = bodies.sets.len() == AWAKE_SET as usize + s.set_count;
+        if in_place {
+            'sets: for (set, saved) in bodies.sets[AWAKE_SET as usize..].iter_mut().zip(saved_sets)
+            {
+                if set.sims.len() != saved.sims.len() {
+                    in_place = false;
+                    break;
+                }
+                for ((sim, state), &body) in set.sims.iter_mut().zip(&saved.sims).zip(&saved.bodies)
+                {
+                    if sim.body != body {
+                        in_place = false;
+                        break 'sets;
+                    }
+                    put_state(sim, state);
+                }
+            }
+        }
+        if !in_place {
+            debug_assert_eq!(s.constants_structure, s.structure);
+            for (i, saved) in saved_sets.iter().enumerate() {
+                let index = AWAKE_SET as usize + i;
+                if index == bodies.sets.len() {
+                    bodies.sets.push(BodySet::default());
+                }
+                let sims = &mut bodies.sets[index].sims;
+                sims.clear();
+                sims.extend(
+                    saved
+                        .bodies
+                        .iter()
+                        .zip(&saved.sims)
+                        .map(|(&body, state)| join_sim(body, state, &s.constants[body as usize])),
+                );
             }
         }
         bodies.free_sets.clone_from(&s.free_sets);
