@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::body::{AWAKE_SET, BodySet, BodySim};
 
 use crate::collision::broad_phase::{BroadPhase, BroadPhaseProxy};
-use crate::contact::{Contact, ContactManager, PairMap};
+use crate::contact::{Contact, ContactManager, ContactManifold, PairMap};
 use crate::error::PhysicsError;
 use crate::geometry::dynamic_tree::{DynamicTree, Node};
 use crate::joint::{Joint, JointImpulses};
@@ -391,7 +391,7 @@ impl World {
             changes: _,
             pruned: _,
         } = contacts;
-        s.contacts.clone_from(contacts);
+        copy_contacts(&mut s.contacts, contacts);
         s.contact_free.clone_from(free);
         copy_pairs(&mut s.pairs, pairs);
         s.active.clone_from(active);
@@ -503,7 +503,7 @@ impl World {
         bp.reinsertions = s.reinsertions;
 
         let cm = &mut self.contacts;
-        cm.contacts.clone_from(&s.contacts);
+        copy_contacts(&mut cm.contacts, &s.contacts);
         cm.free.clone_from(&s.contact_free);
         copy_pairs(&mut cm.pairs, &s.pairs);
         cm.active.clone_from(&s.active);
@@ -566,4 +566,68 @@ fn copy_pairs(to: &mut PairMap, from: &PairMap) {
         to.clear();
         to.extend(from.iter().map(|(&k, &v)| (k, v)));
     }
+}
+
+/// Copies contacts into kept ones in place. `clone_from` on the derived `Clone` builds
+/// each 496-byte contact whole on the stack, moves it, and clones its point arrays one
+/// element at a time; this writes each field once and copies only the live points and
+/// impulses (a slice copy).
+fn copy_contacts(to: &mut Vec<Contact>, from: &[Contact]) {
+    to.truncate(from.len());
+    let kept = to.len();
+    for (to, from) in to.iter_mut().zip(from) {
+        copy_contact(to, from);
+    }
+    to.extend_from_slice(&from[kept..]);
+}
+
+/// One contact, field by field. Destructured without `..`: a new field does not compile
+/// until it is copied here.
+#[inline]
+fn copy_contact(to: &mut Contact, from: &Contact) {
+    let Contact {
+        body_a,
+        body_b,
+        id_a,
+        id_b,
+        proxy_a,
+        proxy_b,
+        manifold,
+        impulses,
+        friction,
+        restitution,
+        solve_friction,
+        solve_restitution,
+        tangent_velocity,
+        solve_normal,
+        rolling,
+        flags,
+        cache,
+        alive,
+    } = from;
+    let ContactManifold {
+        normal,
+        points,
+        materials,
+    } = manifold;
+    to.body_a = *body_a;
+    to.body_b = *body_b;
+    to.id_a = *id_a;
+    to.id_b = *id_b;
+    to.proxy_a = *proxy_a;
+    to.proxy_b = *proxy_b;
+    to.manifold.normal = *normal;
+    to.manifold.points.clone_from(points);
+    to.manifold.materials = *materials;
+    to.impulses.clone_from(impulses);
+    to.friction = *friction;
+    to.restitution = *restitution;
+    to.solve_friction = *solve_friction;
+    to.solve_restitution = *solve_restitution;
+    to.tangent_velocity = *tangent_velocity;
+    to.solve_normal = *solve_normal;
+    to.rolling = *rolling;
+    to.flags = *flags;
+    to.cache = *cache;
+    to.alive = *alive;
 }
