@@ -5,16 +5,21 @@
 //! cold record, encoded and checksummed, so it can leave the process. Rollback needs
 //! none of that: it restores the same world, in the same process, a few steps back. So a
 //! [`DynamicSnapshot`] is an in-memory copy of only the parts a step writes, taken with
-//! `clone_from` into vectors it keeps (a warm save or restore allocates nothing):
+//! plain copies into vectors it keeps (a warm save or restore allocates nothing), the
+//! large ones split across the job system's threads in disjoint chunks (pure copying,
+//! so the same whichever thread writes which chunk):
 //!
 //! ```text
 //!  part                              why it is enough
 //!  step count                        the step's only counter
 //!  per body slot: set, position in   sleeping and waking move bodies between sets; the
 //!    its set, sleep timer            timer decides when an island sleeps
-//!  every non-static set's hot        poses, velocities, the integrator's carry, in the
-//!    records, the free-set list      dense order the solver walks (awake and sleeping
-//!                                    islands: a sleeping island may wake and move)
+//!  every non-static set's hot        poses, velocities, the integrator's carry, and each
+//!    records' changing part, the     record's body, in the dense order the solver walks
+//!    free-set list                   (awake and sleeping islands: a sleeping island may
+//!                                    wake and move); the constants (inverse mass and
+//!                                    inertia, local centre) once per structure, per body
+//!                                    slot, for a restore after bodies changed sets
 //!  the moving tree, its moved list   refit and reinserted every step; the pair search
 //!    and flags, its reinsert count   reads the moved list and the count decides rebuilds
 //!  every contact slot, the free      manifolds, warm-start impulses, flags, pair caches;
@@ -41,7 +46,9 @@
 //! changes. Settings changed by hand since the save (materials, constant forces, a
 //! motor's target) are not undone: they are the game's input, like an impulse.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use joule_jobs::JobSystem;
 
 use crate::body::{AWAKE_SET, BodySet, BodySim};
 
@@ -309,8 +316,8 @@ impl World {
             exclusions: _,
             mixing: _,
             listeners: _,
-            // Not state (see `snapshot`).
-            jobs: _,
+            // Not state (see `snapshot`); the copies below are split across its threads.
+            jobs,
             events: _,
             sleep_events: _,
             scratch: _,
@@ -330,26 +337,20 @@ impl World {
         let s = into;
         s.structure = *structure;
         s.step_count = *step_count;
-        s.slots.clear();
-        s.slots.extend(bodies.bodies.iter().map(|b| SlotState {
+        let slot = |b: &crate::body::Body| SlotState {
             set: b.set,
             local: b.local,
             sleep_time: b.sleep_time,
-        }));
+        };
+        par_map(jobs, &mut s.slots, &bodies.bodies, slot);
         let moving = &bodies.sets[AWAKE_SET as usize..];
         s.set_count = moving.len();
         if s.sets.len() < moving.len() {
             s.sets.resize_with(moving.len(), SetState::default);
         }
         for (saved, set) in s.sets.iter_mut().zip(moving) {
-            // Two passes, each an `extend` from a slice (no capacity check per element):
-            // the second reads records the first brought into cache.
-            saved.sims.clear();
-            saved
-                .sims
-                .extend(set.sims.iter().map(|sim| split_sim(sim).1));
-            saved.bodies.clear();
-            saved.bodies.extend(set.sims.iter().map(|sim| sim.body));
+            par_map(jobs, &mut saved.sims, &set.sims, |sim| split_sim(sim).1);
+            par_map(jobs, &mut saved.bodies, &set.sims, |sim| sim.body);
         }
         if s.constants_structure != *structure {
             s.constants.clear();
@@ -371,7 +372,7 @@ impl World {
             moved_flag,
             reinsertions,
         } = broad_phase;
-        save_tree(&mut s.moving_tree, moving_tree);
+        save_tree(jobs, &mut s.moving_tree, moving_tree);
         s.moved.clone_from(moved);
         s.moved_flag.clone_from(moved_flag);
         s.reinsertions = *reinsertions;
@@ -391,7 +392,7 @@ impl World {
             changes: _,
             pruned: _,
         } = contacts;
-        copy_contacts(&mut s.contacts, contacts);
+        copy_contacts(jobs, &mut s.contacts, contacts);
         s.contact_free.clone_from(free);
         copy_pairs(&mut s.pairs, pairs);
         s.active.clone_from(active);
@@ -445,14 +446,15 @@ impl World {
             return Err(PhysicsError::SnapshotStructureChanged);
         }
         self.step_count = s.step_count;
+        let jobs = &self.jobs;
         let bodies = &mut self.bodies;
-        for (b, saved) in bodies.bodies.iter_mut().zip(&s.slots) {
+        par_each(jobs, &mut bodies.bodies, &s.slots, |b, saved| {
             b.set = saved.set;
             b.local = saved.local;
             b.sleep_time = saved.sleep_time;
             b.force = Vec3A::ZERO;
             b.torque = Vec3A::ZERO;
-        }
+        });
         bodies.sets.truncate(AWAKE_SET as usize + s.set_count);
         let saved_sets = &s.sets[..s.set_count];
         // Where every body is still where it was (no island slept or woke since the
@@ -466,13 +468,23 @@ impl World {
                     in_place = false;
                     break;
                 }
-                for ((sim, state), &body) in set.sims.iter_mut().zip(&saved.sims).zip(&saved.bodies)
-                {
-                    if sim.body != body {
-                        in_place = false;
-                        break 'sets;
+                // A chunk that finds a body elsewhere stops; the rebuild below then
+                // rewrites every set, whatever the chunks wrote.
+                let moved = AtomicBool::new(false);
+                let (states, ids) = (&saved.sims, &saved.bodies);
+                jobs.parallel_for_slice(&mut set.sims, min_chunk::<BodySim>(), |first, sims| {
+                    let pairs = states[first..].iter().zip(&ids[first..]);
+                    for (sim, (state, &body)) in sims.iter_mut().zip(pairs) {
+                        if sim.body != body {
+                            moved.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        put_state(sim, state);
                     }
-                    put_state(sim, state);
+                });
+                if moved.into_inner() {
+                    in_place = false;
+                    break 'sets;
                 }
             }
         }
@@ -497,13 +509,13 @@ impl World {
         bodies.free_sets.clone_from(&s.free_sets);
 
         let bp = &mut self.broad_phase;
-        restore_tree(&mut bp.moving_tree, &s.moving_tree);
+        restore_tree(jobs, &mut bp.moving_tree, &s.moving_tree);
         bp.moved.clone_from(&s.moved);
         bp.moved_flag.clone_from(&s.moved_flag);
         bp.reinsertions = s.reinsertions;
 
         let cm = &mut self.contacts;
-        copy_contacts(&mut cm.contacts, &s.contacts);
+        copy_contacts(jobs, &mut cm.contacts, &s.contacts);
         cm.free.clone_from(&s.contact_free);
         copy_pairs(&mut cm.pairs, &s.pairs);
         cm.active.clone_from(&s.active);
@@ -534,7 +546,7 @@ fn restore_joint(j: &mut Joint, saved: &JointState) {
     j.torque = saved.torque;
 }
 
-fn save_tree(saved: &mut TreeState, tree: &DynamicTree) {
+fn save_tree(jobs: &JobSystem, saved: &mut TreeState, tree: &DynamicTree) {
     let DynamicTree {
         nodes,
         root,
@@ -542,14 +554,14 @@ fn save_tree(saved: &mut TreeState, tree: &DynamicTree) {
         leaves,
         scratch: _,
     } = tree;
-    saved.nodes.clone_from(nodes);
+    par_map(jobs, &mut saved.nodes, nodes, |n| *n);
     saved.root = *root;
     saved.free = *free;
     saved.leaves = *leaves;
 }
 
-fn restore_tree(tree: &mut DynamicTree, saved: &TreeState) {
-    tree.nodes.clone_from(&saved.nodes);
+fn restore_tree(jobs: &JobSystem, tree: &mut DynamicTree, saved: &TreeState) {
+    par_map(jobs, &mut tree.nodes, &saved.nodes, |n| *n);
     tree.root = saved.root;
     tree.free = saved.free;
     tree.leaves = saved.leaves;
@@ -572,13 +584,11 @@ fn copy_pairs(to: &mut PairMap, from: &PairMap) {
 /// each 496-byte contact whole on the stack, moves it, and clones its point arrays one
 /// element at a time; this writes each field once and copies only the live points and
 /// impulses (a slice copy).
-fn copy_contacts(to: &mut Vec<Contact>, from: &[Contact]) {
+fn copy_contacts(jobs: &JobSystem, to: &mut Vec<Contact>, from: &[Contact]) {
     to.truncate(from.len());
     let kept = to.len();
-    for (to, from) in to.iter_mut().zip(from) {
-        copy_contact(to, from);
-    }
     to.extend_from_slice(&from[kept..]);
+    par_each(jobs, &mut to[..kept], from, copy_contact);
 }
 
 /// One contact, field by field. Destructured without `..`: a new field does not compile
@@ -630,4 +640,43 @@ fn copy_contact(to: &mut Contact, from: &Contact) {
     to.flags = *flags;
     to.cache = *cache;
     to.alive = *alive;
+}
+
+/// Bytes a job copies at least: a smaller chunk is not worth handing to another thread.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Elements of `T` per chunk for [`par_each`].
+fn min_chunk<T>() -> usize {
+    (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1)
+}
+
+/// `g(to[i], from[i])` for every `i` of `to`, split across the job system's threads in
+/// disjoint chunks (the calling thread takes part). Pure copying, so the result is the
+/// same whichever thread writes which chunk.
+fn par_each<S: Sync, T: Send>(
+    jobs: &JobSystem,
+    to: &mut [T],
+    from: &[S],
+    g: impl Fn(&mut T, &S) + Sync,
+) {
+    debug_assert!(from.len() >= to.len());
+    jobs.parallel_for_slice(to, min_chunk::<T>(), |first, chunk| {
+        for (t, s) in chunk.iter_mut().zip(&from[first..]) {
+            g(t, s);
+        }
+    });
+}
+
+/// Makes `to` `from` mapped by `f`, reusing its buffer: its kept elements are
+/// overwritten in parallel ([`par_each`]), a longer `from`'s tail is appended.
+fn par_map<S: Sync, T: Send>(
+    jobs: &JobSystem,
+    to: &mut Vec<T>,
+    from: &[S],
+    f: impl Fn(&S) -> T + Sync,
+) {
+    to.truncate(from.len());
+    let kept = to.len();
+    to.extend(from[kept..].iter().map(&f));
+    par_each(jobs, &mut to[..kept], from, |t, s| *t = f(s));
 }
