@@ -5,16 +5,21 @@
 //! cold record, encoded and checksummed, so it can leave the process. Rollback needs
 //! none of that: it restores the same world, in the same process, a few steps back. So a
 //! [`DynamicSnapshot`] is an in-memory copy of only the parts a step writes, taken with
-//! `clone_from` into vectors it keeps (a warm save or restore allocates nothing):
+//! plain copies into vectors it keeps (a warm save or restore allocates nothing), the
+//! large ones split across the job system's threads in disjoint chunks (pure copying,
+//! so the same whichever thread writes which chunk):
 //!
 //! ```text
 //!  part                              why it is enough
 //!  step count                        the step's only counter
 //!  per body slot: set, position in   sleeping and waking move bodies between sets; the
 //!    its set, sleep timer            timer decides when an island sleeps
-//!  every non-static set's hot        poses, velocities, the integrator's carry, in the
-//!    records, the free-set list      dense order the solver walks (awake and sleeping
-//!                                    islands: a sleeping island may wake and move)
+//!  every non-static set's hot        poses, velocities, the integrator's carry, and each
+//!    records' changing part, the     record's body, in the dense order the solver walks
+//!    free-set list                   (awake and sleeping islands: a sleeping island may
+//!                                    wake and move); the constants (inverse mass and
+//!                                    inertia, local centre) once per structure, per body
+//!                                    slot, for a restore after bodies changed sets
 //!  the moving tree, its moved list   refit and reinserted every step; the pair search
 //!    and flags, its reinsert count   reads the moved list and the count decides rebuilds
 //!  every contact slot, the free      manifolds, warm-start impulses, flags, pair caches;
@@ -41,15 +46,18 @@
 //! changes. Settings changed by hand since the save (materials, constant forces, a
 //! motor's target) are not undone: they are the game's input, like an impulse.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use joule_jobs::JobSystem;
 
 use crate::body::{AWAKE_SET, BodySet, BodySim};
+
 use crate::collision::broad_phase::{BroadPhase, BroadPhaseProxy};
-use crate::contact::{Contact, ContactManager, PairMap};
+use crate::contact::{Contact, ContactManager, ContactManifold, PairMap};
 use crate::error::PhysicsError;
 use crate::geometry::dynamic_tree::{DynamicTree, Node};
 use crate::joint::{Joint, JointImpulses};
-use crate::math::Vec3A;
+use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::world::World;
 
 /// The next structure stamp; 0 is never issued (it marks an empty snapshot).
@@ -67,6 +75,106 @@ struct SlotState {
     set: u32,
     local: u32,
     sleep_time: f32,
+}
+
+/// What a step changes in a hot record: the pose, velocities and the integrator's carry.
+/// The rest of the record is constant while the structure stamp is (see [`SimConstants`]).
+#[derive(Clone, Copy, Debug)]
+struct SimState {
+    transform: Isometry,
+    center: Vec3A,
+    center0: Vec3A,
+    linear_velocity: Vec3A,
+    angular_velocity: Vec3A,
+    velocity_carry: Vec3A,
+}
+
+/// What no step changes in a hot record: only creating a body or new mass properties do,
+/// and both give the world a new structure stamp.
+#[derive(Clone, Copy, Debug)]
+struct SimConstants {
+    inv_mass: f32,
+    inv_inertia_local: Mat3A,
+    local_center: Vec3A,
+}
+
+impl SimConstants {
+    /// The entry of a body slot with no record in a moving set (never read).
+    const NONE: SimConstants = SimConstants {
+        inv_mass: 0.0,
+        inv_inertia_local: Mat3A::ZERO,
+        local_center: Vec3A::ZERO,
+    };
+}
+
+/// A moving set as saved: its records' bodies in dense order and what steps change of
+/// them.
+#[derive(Clone, Debug, Default)]
+struct SetState {
+    bodies: Vec<u32>,
+    sims: Vec<SimState>,
+}
+
+/// Splits a hot record into what steps change and what they do not. Destructured without
+/// `..`: a new field does not compile until someone decides which part it belongs to.
+#[inline]
+fn split_sim(sim: &BodySim) -> (u32, SimState, SimConstants) {
+    let BodySim {
+        transform,
+        center,
+        center0,
+        linear_velocity,
+        angular_velocity,
+        velocity_carry,
+        inv_mass,
+        inv_inertia_local,
+        local_center,
+        body,
+    } = *sim;
+    (
+        body,
+        SimState {
+            transform,
+            center,
+            center0,
+            linear_velocity,
+            angular_velocity,
+            velocity_carry,
+        },
+        SimConstants {
+            inv_mass,
+            inv_inertia_local,
+            local_center,
+        },
+    )
+}
+
+/// Writes what steps change into a record that already holds the same body.
+#[inline]
+fn put_state(sim: &mut BodySim, s: &SimState) {
+    sim.transform = s.transform;
+    sim.center = s.center;
+    sim.center0 = s.center0;
+    sim.linear_velocity = s.linear_velocity;
+    sim.angular_velocity = s.angular_velocity;
+    sim.velocity_carry = s.velocity_carry;
+}
+
+/// A whole record from its parts.
+#[inline]
+fn join_sim(body: u32, s: &SimState, c: &SimConstants) -> BodySim {
+    BodySim {
+        transform: s.transform,
+        center: s.center,
+        center0: s.center0,
+        linear_velocity: s.linear_velocity,
+        angular_velocity: s.angular_velocity,
+        velocity_carry: s.velocity_carry,
+        inv_mass: c.inv_mass,
+        inv_inertia_local: c.inv_inertia_local,
+        local_center: c.local_center,
+        body,
+    }
 }
 
 /// What a step changes in a joint.
@@ -116,10 +224,16 @@ pub struct DynamicSnapshot {
     structure: u64,
     step_count: u64,
     slots: Vec<SlotState>,
-    /// Sets 1.. of the world (awake, then sleeping); only the first `set_count` are in
-    /// use, the rest keep their buffers for later saves.
-    sets: Vec<BodySet>,
+    /// Sets 1.. of the world (awake, then sleeping), what steps change of them; only the
+    /// first `set_count` are in use, the rest keep their buffers for later saves.
+    sets: Vec<SetState>,
     set_count: usize,
+    /// Per body slot, the constant part of its hot record, taken when this buffer first
+    /// saves a world of structure `constants_structure` (a ring saving every step of the
+    /// same world copies them once), and read by a restore only where a body is no
+    /// longer where it was (an island fell asleep or woke since the save).
+    constants: Vec<SimConstants>,
+    constants_structure: u64,
     free_sets: Vec<u32>,
     moving_tree: TreeState,
     moved: Vec<(u32, BroadPhaseProxy)>,
@@ -164,8 +278,10 @@ impl DynamicSnapshot {
         (!self.is_empty()).then_some(self.step_count)
     }
 
-    /// Bytes of state it holds: each part's length times its element size (capacity kept
-    /// for later saves is not counted; the pair map counts its entries).
+    /// Bytes a save copies: each part's length times its element size (capacity kept for
+    /// later saves is not counted; the pair map counts its entries). The constant part
+    /// of the hot records (inverse mass and inertia, local centre: 68 bytes per moving
+    /// body) is held too but copied once per structure, and not counted.
     #[must_use]
     pub fn size_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -174,7 +290,7 @@ impl DynamicSnapshot {
             .map(|s| s.sims.len())
             .sum();
         self.slots.len() * size_of::<SlotState>()
-            + sims * size_of::<BodySim>()
+            + sims * (size_of::<SimState>() + 4)
             + self.free_sets.len() * 4
             + self.moving_tree.nodes.len() * size_of::<Node>()
             + self.moved.len() * size_of::<(u32, BroadPhaseProxy)>()
@@ -200,8 +316,8 @@ impl World {
             exclusions: _,
             mixing: _,
             listeners: _,
-            // Not state (see `snapshot`).
-            jobs: _,
+            // Not state (see `snapshot`); the copies below are split across its threads.
+            jobs,
             events: _,
             sleep_events: _,
             scratch: _,
@@ -221,19 +337,29 @@ impl World {
         let s = into;
         s.structure = *structure;
         s.step_count = *step_count;
-        s.slots.clear();
-        s.slots.extend(bodies.bodies.iter().map(|b| SlotState {
+        let slot = |b: &crate::body::Body| SlotState {
             set: b.set,
             local: b.local,
             sleep_time: b.sleep_time,
-        }));
+        };
+        par_map(jobs, &mut s.slots, &bodies.bodies, slot);
         let moving = &bodies.sets[AWAKE_SET as usize..];
         s.set_count = moving.len();
-        for (i, set) in moving.iter().enumerate() {
-            match s.sets.get_mut(i) {
-                Some(saved) => saved.sims.clone_from(&set.sims),
-                None => s.sets.push(set.clone()),
+        if s.sets.len() < moving.len() {
+            s.sets.resize_with(moving.len(), SetState::default);
+        }
+        for (saved, set) in s.sets.iter_mut().zip(moving) {
+            par_map(jobs, &mut saved.sims, &set.sims, |sim| split_sim(sim).1);
+            par_map(jobs, &mut saved.bodies, &set.sims, |sim| sim.body);
+        }
+        if s.constants_structure != *structure {
+            s.constants.clear();
+            s.constants.resize(bodies.bodies.len(), SimConstants::NONE);
+            for sim in moving.iter().flat_map(|set| &set.sims) {
+                let (body, _, constants) = split_sim(sim);
+                s.constants[body as usize] = constants;
             }
+            s.constants_structure = *structure;
         }
         s.free_sets.clone_from(&bodies.free_sets);
 
@@ -246,7 +372,7 @@ impl World {
             moved_flag,
             reinsertions,
         } = broad_phase;
-        save_tree(&mut s.moving_tree, moving_tree);
+        save_tree(jobs, &mut s.moving_tree, moving_tree);
         s.moved.clone_from(moved);
         s.moved_flag.clone_from(moved_flag);
         s.reinsertions = *reinsertions;
@@ -266,7 +392,7 @@ impl World {
             changes: _,
             pruned: _,
         } = contacts;
-        s.contacts.clone_from(contacts);
+        copy_contacts(jobs, &mut s.contacts, contacts);
         s.contact_free.clone_from(free);
         copy_pairs(&mut s.pairs, pairs);
         s.active.clone_from(active);
@@ -320,31 +446,76 @@ impl World {
             return Err(PhysicsError::SnapshotStructureChanged);
         }
         self.step_count = s.step_count;
+        let jobs = &self.jobs;
         let bodies = &mut self.bodies;
-        for (b, saved) in bodies.bodies.iter_mut().zip(&s.slots) {
+        par_each(jobs, &mut bodies.bodies, &s.slots, |b, saved| {
             b.set = saved.set;
             b.local = saved.local;
             b.sleep_time = saved.sleep_time;
             b.force = Vec3A::ZERO;
             b.torque = Vec3A::ZERO;
-        }
+        });
         bodies.sets.truncate(AWAKE_SET as usize + s.set_count);
-        for (i, saved) in s.sets[..s.set_count].iter().enumerate() {
-            match bodies.sets.get_mut(AWAKE_SET as usize + i) {
-                Some(set) => set.sims.clone_from(&saved.sims),
-                None => bodies.sets.push(saved.clone()),
+        let saved_sets = &s.sets[..s.set_count];
+        // Where every body is still where it was (no island slept or woke since the
+        // save), only what steps change is written, in place; otherwise the sets are
+        // rebuilt whole from it and the constants.
+        let mut in_place = bodies.sets.len() == AWAKE_SET as usize + s.set_count;
+        if in_place {
+            'sets: for (set, saved) in bodies.sets[AWAKE_SET as usize..].iter_mut().zip(saved_sets)
+            {
+                if set.sims.len() != saved.sims.len() {
+                    in_place = false;
+                    break;
+                }
+                // A chunk that finds a body elsewhere stops; the rebuild below then
+                // rewrites every set, whatever the chunks wrote.
+                let moved = AtomicBool::new(false);
+                let (states, ids) = (&saved.sims, &saved.bodies);
+                jobs.parallel_for_slice(&mut set.sims, min_chunk::<BodySim>(), |first, sims| {
+                    let pairs = states[first..].iter().zip(&ids[first..]);
+                    for (sim, (state, &body)) in sims.iter_mut().zip(pairs) {
+                        if sim.body != body {
+                            moved.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        put_state(sim, state);
+                    }
+                });
+                if moved.into_inner() {
+                    in_place = false;
+                    break 'sets;
+                }
+            }
+        }
+        if !in_place {
+            debug_assert_eq!(s.constants_structure, s.structure);
+            for (i, saved) in saved_sets.iter().enumerate() {
+                let index = AWAKE_SET as usize + i;
+                if index == bodies.sets.len() {
+                    bodies.sets.push(BodySet::default());
+                }
+                let sims = &mut bodies.sets[index].sims;
+                sims.clear();
+                sims.extend(
+                    saved
+                        .bodies
+                        .iter()
+                        .zip(&saved.sims)
+                        .map(|(&body, state)| join_sim(body, state, &s.constants[body as usize])),
+                );
             }
         }
         bodies.free_sets.clone_from(&s.free_sets);
 
         let bp = &mut self.broad_phase;
-        restore_tree(&mut bp.moving_tree, &s.moving_tree);
+        restore_tree(jobs, &mut bp.moving_tree, &s.moving_tree);
         bp.moved.clone_from(&s.moved);
         bp.moved_flag.clone_from(&s.moved_flag);
         bp.reinsertions = s.reinsertions;
 
         let cm = &mut self.contacts;
-        cm.contacts.clone_from(&s.contacts);
+        copy_contacts(jobs, &mut cm.contacts, &s.contacts);
         cm.free.clone_from(&s.contact_free);
         copy_pairs(&mut cm.pairs, &s.pairs);
         cm.active.clone_from(&s.active);
@@ -375,7 +546,7 @@ fn restore_joint(j: &mut Joint, saved: &JointState) {
     j.torque = saved.torque;
 }
 
-fn save_tree(saved: &mut TreeState, tree: &DynamicTree) {
+fn save_tree(jobs: &JobSystem, saved: &mut TreeState, tree: &DynamicTree) {
     let DynamicTree {
         nodes,
         root,
@@ -383,14 +554,14 @@ fn save_tree(saved: &mut TreeState, tree: &DynamicTree) {
         leaves,
         scratch: _,
     } = tree;
-    saved.nodes.clone_from(nodes);
+    par_map(jobs, &mut saved.nodes, nodes, |n| *n);
     saved.root = *root;
     saved.free = *free;
     saved.leaves = *leaves;
 }
 
-fn restore_tree(tree: &mut DynamicTree, saved: &TreeState) {
-    tree.nodes.clone_from(&saved.nodes);
+fn restore_tree(jobs: &JobSystem, tree: &mut DynamicTree, saved: &TreeState) {
+    par_map(jobs, &mut tree.nodes, &saved.nodes, |n| *n);
     tree.root = saved.root;
     tree.free = saved.free;
     tree.leaves = saved.leaves;
@@ -407,4 +578,105 @@ fn copy_pairs(to: &mut PairMap, from: &PairMap) {
         to.clear();
         to.extend(from.iter().map(|(&k, &v)| (k, v)));
     }
+}
+
+/// Copies contacts into kept ones in place. `clone_from` on the derived `Clone` builds
+/// each 496-byte contact whole on the stack, moves it, and clones its point arrays one
+/// element at a time; this writes each field once and copies only the live points and
+/// impulses (a slice copy).
+fn copy_contacts(jobs: &JobSystem, to: &mut Vec<Contact>, from: &[Contact]) {
+    to.truncate(from.len());
+    let kept = to.len();
+    to.extend_from_slice(&from[kept..]);
+    par_each(jobs, &mut to[..kept], from, copy_contact);
+}
+
+/// One contact, field by field. Destructured without `..`: a new field does not compile
+/// until it is copied here.
+#[inline]
+fn copy_contact(to: &mut Contact, from: &Contact) {
+    let Contact {
+        body_a,
+        body_b,
+        id_a,
+        id_b,
+        proxy_a,
+        proxy_b,
+        manifold,
+        impulses,
+        friction,
+        restitution,
+        solve_friction,
+        solve_restitution,
+        tangent_velocity,
+        solve_normal,
+        rolling,
+        flags,
+        cache,
+        alive,
+    } = from;
+    let ContactManifold {
+        normal,
+        points,
+        materials,
+    } = manifold;
+    to.body_a = *body_a;
+    to.body_b = *body_b;
+    to.id_a = *id_a;
+    to.id_b = *id_b;
+    to.proxy_a = *proxy_a;
+    to.proxy_b = *proxy_b;
+    to.manifold.normal = *normal;
+    to.manifold.points.clone_from(points);
+    to.manifold.materials = *materials;
+    to.impulses.clone_from(impulses);
+    to.friction = *friction;
+    to.restitution = *restitution;
+    to.solve_friction = *solve_friction;
+    to.solve_restitution = *solve_restitution;
+    to.tangent_velocity = *tangent_velocity;
+    to.solve_normal = *solve_normal;
+    to.rolling = *rolling;
+    to.flags = *flags;
+    to.cache = *cache;
+    to.alive = *alive;
+}
+
+/// Bytes a job copies at least: a smaller chunk is not worth handing to another thread.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Elements of `T` per chunk for [`par_each`].
+fn min_chunk<T>() -> usize {
+    (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).max(1)
+}
+
+/// `g(to[i], from[i])` for every `i` of `to`, split across the job system's threads in
+/// disjoint chunks (the calling thread takes part). Pure copying, so the result is the
+/// same whichever thread writes which chunk.
+fn par_each<S: Sync, T: Send>(
+    jobs: &JobSystem,
+    to: &mut [T],
+    from: &[S],
+    g: impl Fn(&mut T, &S) + Sync,
+) {
+    debug_assert!(from.len() >= to.len());
+    jobs.parallel_for_slice(to, min_chunk::<T>(), |first, chunk| {
+        for (t, s) in chunk.iter_mut().zip(&from[first..]) {
+            g(t, s);
+        }
+    });
+}
+
+/// Makes `to` `from` mapped by `f`, reusing its buffer: its kept elements are
+/// overwritten in parallel ([`par_each`]), a longer `from`'s tail is appended.
+fn par_map<S: Sync, T: Send>(
+    jobs: &JobSystem,
+    to: &mut Vec<T>,
+    from: &[S],
+    f: impl Fn(&S) -> T + Sync,
+) {
+    to.truncate(from.len());
+    let kept = to.len();
+    to.extend(from[kept..].iter().map(&f));
+    par_each(jobs, &mut to[..kept], from, |t, s| *t = f(s));
 }
