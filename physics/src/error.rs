@@ -76,6 +76,20 @@ pub enum PhysicsError {
         /// The cap given on steps per frame.
         max_steps_per_frame: u32,
     },
+    /// A world setting passed to a runtime setter (`World::set_gravity`,
+    /// `World::set_solver_settings`) was out of range; `field` names it, `expected` says
+    /// what it must be. Fix that field; the world keeps its old settings.
+    InvalidWorldSetting {
+        /// The setting, as `WorldDesc` spells it (`"gravity"`, `"solver.substeps"`).
+        field: &'static str,
+        /// The value given (a component that is not finite, for a vector).
+        value: f32,
+        /// What the setting must be.
+        expected: &'static str,
+    },
+    /// `World::move_kinematic` was given a time step that is not finite and positive.
+    /// Pass the `dt` of the step that follows, such as `1.0 / 60.0`.
+    InvalidTimeStep(f32),
 }
 
 impl fmt::Display for PhysicsError {
@@ -136,6 +150,14 @@ impl fmt::Display for PhysicsError {
                 "fixed step: dt {dt} s and {max_steps_per_frame} steps per frame, expected a \
                  finite dt > 0 and at least 1 step per frame"
             ),
+            PhysicsError::InvalidWorldSetting {
+                field,
+                value,
+                expected,
+            } => write!(f, "world setting {field}: {value}, expected {expected}"),
+            PhysicsError::InvalidTimeStep(dt) => {
+                write!(f, "time step {dt} s, expected a finite dt > 0")
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ mod materials;
 pub mod ray;
 #[cfg(feature = "recording")]
 pub mod recording;
+mod runtime;
 pub mod shape_query;
 pub mod snapshot;
 pub mod step_async;

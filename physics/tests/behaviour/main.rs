@@ -34,6 +34,7 @@ mod recording;
 mod restitution;
 mod rollback;
 mod rolling_friction;
+mod runtime;
 mod shape_query;
 mod shapes;
 mod snapshot;
