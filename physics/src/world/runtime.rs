@@ -140,10 +140,10 @@ impl World {
     /// seconds carries it to `target` (Jolt's `MoveKinematic`, Rapier's
     /// `set_next_kinematic_position`), and wakes it. Bodies touching it feel it move:
     /// contacts and friction see its velocity, so a box resting on a platform moved this
-    /// way each step rides it (along a circle, to 2 µm in 3 s). Not yet exact: the
-    /// contact solver leaves a kinematic side's motion within the step out of the
-    /// separation update, so a rider sinks by up to `v dt` into a platform rising at `v`
-    /// (and rises back as it slows), and creeps outward on a turning one.
+    /// way each step rides it (along a circle, to 2 µm in 3 s, and bobbing up and down
+    /// as well, to 3 µm). Not yet exact on a turning platform: friction matches the
+    /// rider's velocity to the platform's at the contact as it was at the start of the
+    /// step, so the rider creeps outward by about `r ω² dt / 2` per second.
     ///
     /// The rotation takes the short way: a target 350° away about an axis is reached by
     /// turning -10°. The velocities stay after the step, as any velocity does: call it

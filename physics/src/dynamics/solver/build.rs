@@ -142,6 +142,8 @@ pub(super) fn build_constraints(
             } else {
                 (Vec3A::ZERO, Vec3A::ZERO)
             },
+            pose_a: (Vec3A::ZERO, Quat::IDENTITY),
+            pose_b: (Vec3A::ZERO, Quat::IDENTITY),
             normal: n,
             tangents,
             friction: c.solve_friction,

@@ -230,6 +230,13 @@ pub struct ContactConstraint {
     pub fixed_a: (Vec3A, Vec3A),
     /// Velocity of B when it is not dynamic.
     pub fixed_b: (Vec3A, Vec3A),
+    /// Motion (translation, rotation) of A since the start of the step when it is not
+    /// dynamic: zero at the start, advanced by [`ContactConstraint::solve`] itself, one
+    /// substep at the start of each relax pass, exactly as the position substep moves a
+    /// kinematic body at `fixed_a` (see [`advance_fixed`]).
+    pub pose_a: (Vec3A, Quat),
+    /// The same for B.
+    pub pose_b: (Vec3A, Quat),
     /// World normal from A to B.
     pub normal: Vec3A,
     /// Friction directions.
@@ -282,6 +289,22 @@ fn effective_mass(
     let rnb = rb.cross(dir);
     let k = ma + mb + rna.dot(*ia * rna) + rnb.dot(*ib * rnb);
     if k > 0.0 { 1.0 / k } else { 0.0 }
+}
+
+/// Advances the motion since the start of the step of a side the solver does not move,
+/// at velocity `(v, w)`, by one substep `h`: the position substep that moves the
+/// kinematic body itself, so the separation update sees where the body is, bit for bit
+/// (a side at exactly zero velocity stays where it is, bit for bit).
+#[inline]
+pub(crate) fn advance_fixed(pose: &mut (Vec3A, Quat), (v, w): (Vec3A, Vec3A), h: f32) {
+    let mut body = SolverBody {
+        v,
+        w,
+        dp: pose.0,
+        dq: pose.1,
+    };
+    super::integrate::position_substep(&mut body, h);
+    *pose = (body.dp, body.dq);
 }
 
 impl ContactConstraint {
@@ -566,10 +589,20 @@ impl ContactConstraint {
     /// quarter of its energy. Against a static or kinematic side the point still closes
     /// its gap first and bounces touching, from the lowest approach it recorded (the
     /// rebound heights of `speculative.rs` and `restitution.rs` rest on that).
+    ///
+    /// A kinematic side moves during the step too: its motion so far enters the current
+    /// separation as a dynamic body's does. It is tracked here (`pose_a`, `pose_b`), one
+    /// substep at the start of each relax pass, which follows the position substep: the
+    /// passes must come in the order the substeps run them, `use_bias` then not.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the pass's constants, as the bundled solve takes them in `SolveParams`"
+    )]
     pub fn solve(
         &mut self,
         a: &mut SolverBody,
         b: &mut SolverBody,
+        h: f32,
         inv_h: f32,
         max_push: f32,
         restitution_threshold: f32,
@@ -579,6 +612,15 @@ impl ContactConstraint {
         let fa = self.body_a.is_none();
         let fb = self.body_b.is_none();
         let (fixed_a, fixed_b) = (self.fixed_a, self.fixed_b);
+        if !use_bias {
+            let still = (Vec3A::ZERO, Vec3A::ZERO);
+            if fa && fixed_a != still {
+                advance_fixed(&mut self.pose_a, fixed_a, h);
+            }
+            if fb && fixed_b != still {
+                advance_fixed(&mut self.pose_b, fixed_b, h);
+            }
+        }
         let vel = |a: &SolverBody, b: &SolverBody, ra: Vec3A, rb: Vec3A| {
             let (va, wa) = if fa { fixed_a } else { (a.v, a.w) };
             let (vb, wb) = if fb { fixed_b } else { (b.v, b.w) };
@@ -626,10 +668,12 @@ impl ContactConstraint {
         }
 
         // Current separation from the bodies' motion during this step (see
-        // `base_separation`). Fixed sides pass `SolverBody::FIXED` (no displacement).
-        let shift = (b.dp - a.dp).dot(n);
-        let n_a = a.dq.conjugate() * n;
-        let n_b = b.dq.conjugate() * n;
+        // `base_separation`); a fixed side's is its own (zero unless it is kinematic).
+        let (dp_a, dq_a) = if fa { self.pose_a } else { (a.dp, a.dq) };
+        let (dp_b, dq_b) = if fb { self.pose_b } else { (b.dp, b.dq) };
+        let shift = (dp_b - dp_a).dot(n);
+        let n_a = dq_a.conjugate() * n;
+        let n_b = dq_b.conjugate() * n;
         // Each point's row, once for the patch step and the points: its separation, its
         // velocity bias, and whether it is solved soft. A speculative point closes its gap
         // in one substep, no more (rigid); a touching one pushes out softly in the solve

@@ -301,6 +301,7 @@ pub fn use_avx2(enabled: bool) {
 #[derive(Clone, Copy, Debug, Default)]
 struct StepConstants {
     substeps: u32,
+    h: f32,
     inv_h: f32,
     max_push: f32,
     restitution_threshold: f32,
@@ -333,6 +334,7 @@ pub(crate) fn prepare(
     // stability limit (a 4-box pyramid rocked), so every contact uses the same springs.
     s.constants = StepConstants {
         substeps,
+        h,
         inv_h: 1.0 / h,
         max_push: settings.max_push_out_speed,
         restitution_threshold: settings.restitution_threshold,
@@ -371,6 +373,7 @@ pub(crate) fn solve(jobs: &JobSystem, s: &mut SolverScratch) {
 fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
     let k = s.constants;
     let params = SolveParams {
+        h: k.h,
         inv_h: k.inv_h,
         max_push: k.max_push,
         softness: k.softness,
@@ -398,7 +401,17 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             t,
             s,
             |b, chunk| simd::solve(b, chunk, &params, true),
-            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, true),
+            |c, a, b| {
+                c.solve(
+                    a,
+                    b,
+                    k.h,
+                    k.inv_h,
+                    k.max_push,
+                    k.restitution_threshold,
+                    true,
+                )
+            },
         );
         integrate_positions(t, s);
         if trees {
@@ -411,7 +424,17 @@ fn solve_on(t: &TeamScope<'_>, s: &mut SolverScratch) {
             t,
             s,
             |b, chunk| simd::solve(b, chunk, &params, false),
-            |c, a, b| c.solve(a, b, k.inv_h, k.max_push, k.restitution_threshold, false),
+            |c, a, b| {
+                c.solve(
+                    a,
+                    b,
+                    k.h,
+                    k.inv_h,
+                    k.max_push,
+                    k.restitution_threshold,
+                    false,
+                )
+            },
         );
     }
 }

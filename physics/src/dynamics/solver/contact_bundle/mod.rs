@@ -104,6 +104,13 @@ impl BundlePoint {
     }
 }
 
+/// Velocities (linear, angular) of the lanes' sides without a dynamic body.
+type FixedVelocities = [(Vec3A, Vec3A); LANES];
+
+/// Motion (translation, rotation) of the lanes' sides without a dynamic body since the
+/// start of the step.
+type FixedPoses = [(Vec3A, Quat); LANES];
+
 /// Where the lanes' bodies on one side come from. The velocities of sides without a
 /// dynamic body stay in the bundle's cold `fixed_*` arrays, read only when `moving`:
 /// every pass reads the slots, and static sides (almost all of them) are at rest.
@@ -145,9 +152,15 @@ pub struct ContactBundle {
     side_b: LaneSides,
     /// Velocity (linear, angular) of each lane's A when it has no dynamic body (see
     /// [`LaneSides`]).
-    fixed_a: [(Vec3A, Vec3A); LANES],
+    fixed_a: FixedVelocities,
     /// The same for B.
-    fixed_b: [(Vec3A, Vec3A); LANES],
+    fixed_b: FixedVelocities,
+    /// Motion (translation, rotation) since the start of the step of each lane's A when
+    /// it has no dynamic body, kept only while `side_a.moving`, as `fixed_a` is: advanced
+    /// by `solve_lanes` as [`ContactConstraint::solve`] advances its `pose_a`.
+    pose_a: FixedPoses,
+    /// The same for B.
+    pose_b: FixedPoses,
     normal: Vec3W,
     tangents: [Vec3W; 2],
     friction: FloatW,
@@ -193,6 +206,8 @@ pub struct StartVelocities {
 /// Constants of the solve pass.
 #[derive(Clone, Copy, Debug)]
 pub struct SolveParams {
+    /// Substep (kinematic sides move by it in each relax pass).
+    pub h: f32,
     /// Inverse substep.
     pub inv_h: f32,
     /// Fastest push-out speed.
@@ -271,14 +286,26 @@ impl ContactBundle {
         let moving_b = slot_b.is_none() && !still(c.fixed_b);
         self.masked |= usize::from(self.point_count[0]) != c.points.len() || moving_a || moving_b;
         self.side_a.slot[i] = slot_a.unwrap_or(NO_SLOT);
-        Self::push_fixed(&mut self.side_a, &mut self.fixed_a, i, moving_a, c.fixed_a);
+        Self::push_fixed(
+            &mut self.side_a,
+            (&mut self.fixed_a, &mut self.pose_a),
+            i,
+            moving_a,
+            c.fixed_a,
+        );
         self.both.0[i] = if slot_a.is_some() && slot_b.is_some() {
             u32::MAX
         } else {
             0
         };
         self.side_b.slot[i] = slot_b.unwrap_or(NO_SLOT);
-        Self::push_fixed(&mut self.side_b, &mut self.fixed_b, i, moving_b, c.fixed_b);
+        Self::push_fixed(
+            &mut self.side_b,
+            (&mut self.fixed_b, &mut self.pose_b),
+            i,
+            moving_b,
+            c.fixed_b,
+        );
         start.a[i] = c.velocity_a(a);
         start.b[i] = c.velocity_b(b);
         self.normal.set_lane(i, c.normal);
@@ -315,22 +342,44 @@ impl ContactBundle {
         }
     }
 
-    /// Records lane `i`'s fixed velocity on one side. The cold array is written only
-    /// once the side has a moving lane (zeroed then, for the lanes before it, which are
-    /// at rest): a bundle of static sides never touches it.
+    /// Records lane `i`'s fixed velocity on one side, and its motion so far (none). The
+    /// cold arrays are written only once the side has a moving lane (reset then, for the
+    /// lanes before it, which are at rest): a bundle of static sides never touches them.
     fn push_fixed(
         sides: &mut LaneSides,
-        fixed: &mut [(Vec3A, Vec3A); LANES],
+        (fixed, pose): (&mut FixedVelocities, &mut FixedPoses),
         i: usize,
         moving: bool,
         velocity: (Vec3A, Vec3A),
     ) {
         if moving && !sides.moving {
             *fixed = [(Vec3A::ZERO, Vec3A::ZERO); LANES];
+            *pose = [(Vec3A::ZERO, Quat::IDENTITY); LANES];
             sides.moving = true;
         }
         if sides.moving {
             fixed[i] = velocity;
+            pose[i] = (Vec3A::ZERO, Quat::IDENTITY);
+        }
+    }
+
+    /// Moves the lanes' sides without a dynamic body on by one substep `h`, as
+    /// [`ContactConstraint::solve`] moves its own (a side at rest does not move; nor, bit
+    /// for bit, does one at exactly zero velocity).
+    fn advance_fixed(
+        sides: &LaneSides,
+        fixed: &FixedVelocities,
+        pose: &mut FixedPoses,
+        count: usize,
+        h: f32,
+    ) {
+        if !sides.moving {
+            return;
+        }
+        for i in 0..count {
+            if sides.slot[i] == NO_SLOT {
+                super::contact::advance_fixed(&mut pose[i], fixed[i], h);
+            }
         }
     }
 
@@ -467,10 +516,11 @@ impl ContactBundle {
     #[inline(never)]
     fn gather_bodies(
         sides: &LaneSides,
-        fixed: &[(Vec3A, Vec3A); LANES],
+        (fixed, pose): (&FixedVelocities, &FixedPoses),
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) -> (Velocities, Poses) {
-        let fixed = sides.moving.then_some(fixed);
+        let moving = sides.moving;
+        let fixed = moving.then_some(fixed);
         let mut v = [Vec3A::ZERO; LANES];
         let mut w = [Vec3A::ZERO; LANES];
         let mut dp = [Vec3A::ZERO; LANES];
@@ -478,6 +528,9 @@ impl ContactBundle {
         for (i, &slot) in sides.slot.iter().enumerate() {
             if slot == NO_SLOT {
                 (v[i], w[i]) = Self::fixed_velocity(fixed, i);
+                if moving {
+                    (dp[i], dq[i]) = pose[i];
+                }
             } else {
                 let body = chunk.get_mut(slot as usize);
                 (v[i], w[i], dp[i], dq[i]) = (body.v, body.w, body.dp, body.dq);

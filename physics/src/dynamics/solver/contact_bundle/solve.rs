@@ -263,8 +263,17 @@ impl ContactBundle {
         k: &SolveParams,
         use_bias: bool,
     ) {
-        let (mut a, pose_a) = Self::gather_bodies(&self.side_a, &self.fixed_a, chunk);
-        let (mut b, pose_b) = Self::gather_bodies(&self.side_b, &self.fixed_b, chunk);
+        if !use_bias {
+            // Kinematic sides move on by the substep just integrated (see the scalar
+            // `ContactConstraint::solve`).
+            let (count, h) = (self.count, k.h);
+            Self::advance_fixed(&self.side_a, &self.fixed_a, &mut self.pose_a, count, h);
+            Self::advance_fixed(&self.side_b, &self.fixed_b, &mut self.pose_b, count, h);
+        }
+        let (mut a, pose_a) =
+            Self::gather_bodies(&self.side_a, (&self.fixed_a, &self.pose_a), chunk);
+        let (mut b, pose_b) =
+            Self::gather_bodies(&self.side_b, (&self.fixed_b, &self.pose_b), chunk);
         let n = self.normal;
         let [t0, t1] = self.tangents;
         let used = self.points_used;

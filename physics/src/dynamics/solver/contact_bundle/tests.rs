@@ -68,6 +68,8 @@ fn constraint(
             (Vec3A::ZERO, Vec3A::ZERO)
         },
         fixed_b: (Vec3A::ZERO, Vec3A::ZERO),
+        pose_a: (Vec3A::ZERO, Quat::IDENTITY),
+        pose_b: (Vec3A::ZERO, Quat::IDENTITY),
         normal: n,
         tangents: tangent_basis(n),
         friction: [0.6, 0.05, 1.0, 0.3][k % 4],
@@ -128,6 +130,7 @@ fn bundle_matches_scalar_constraints_bit_for_bit() {
         plan.set(bodies.len(), indices.iter().copied()).unwrap();
         let bounds = [0, indices.len()];
         let params = SolveParams {
+            h: 1.0 / 600.0,
             inv_h: 600.0,
             max_push: 3.0,
             softness: scalar[0].softness,
@@ -151,8 +154,8 @@ fn bundle_matches_scalar_constraints_bit_for_bit() {
                 };
                 match pass {
                     0 => c.warm_start(a, b),
-                    1 => c.solve(a, b, params.inv_h, params.max_push, 0.5, true),
-                    _ => c.solve(a, b, params.inv_h, params.max_push, 0.5, false),
+                    1 => c.solve(a, b, params.h, params.inv_h, params.max_push, 0.5, true),
+                    _ => c.solve(a, b, params.h, params.inv_h, params.max_push, 0.5, false),
                 }
             }
             let mut chunk = plan.chunks(&mut bodies, &bounds).unwrap().next().unwrap();
