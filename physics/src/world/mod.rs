@@ -5,6 +5,7 @@
 
 mod body_api;
 pub mod body_view;
+pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
 mod hooks;
@@ -793,6 +794,10 @@ impl World {
     }
 
     /// Every live contact with at least one manifold point, ordered by body ids.
+    ///
+    /// Builds a new `Vec` (and sorts it) at each call: a game reading contacts every
+    /// frame should use [`World::contacts_of`] or [`World::contact`], which allocate
+    /// nothing.
     #[must_use]
     pub fn contacts(&self) -> Vec<ContactInfo> {
         let mut out: Vec<ContactInfo> = self

@@ -1,0 +1,106 @@
+//! Reading contacts: `World::contacts_of` and `World::contact`, their views' points,
+//! normals, depths and impulses, and what counts as touching.
+
+use crate::common::{DT, G, cube, ground, run, world};
+use joule_physics::body::BodyDesc;
+use joule_physics::error::PhysicsError;
+use joule_physics::math::Vec3;
+use joule_physics::shape::Shape;
+
+/// A unit box at rest on the ground: one touching contact with four points (a face on a
+/// face), the normal up from the ground, and normal impulses that carry its weight over
+/// the step: `m g dt` (Newton's second law at rest), within 1 %.
+#[test]
+fn a_resting_box_has_one_touching_contact_carrying_its_weight() {
+    let mut w = world(0);
+    let g = ground(&mut w, 0.6);
+    let b = w
+        .create_body(&BodyDesc {
+            allow_sleep: false,
+            ..BodyDesc::dynamic(Shape::cuboid(Vec3::splat(0.5)).unwrap(), Vec3::Y * 0.5)
+        })
+        .unwrap();
+    run(&mut w, 120);
+
+    let all: Vec<_> = w.contacts_of(b).unwrap().collect();
+    assert_eq!(all.len(), 1, "{all:?}");
+    let c = all[0];
+    assert!(c.is_touching());
+    assert_eq!((c.body_a(), c.body_b()), (g, b));
+    assert_eq!((c.other(b), c.other(g)), (g, b));
+    assert!(
+        c.normal().y > 0.999,
+        "A (ground) to B (box) is up: {}",
+        c.normal()
+    );
+    assert!(c.normal_from(g).y > 0.999 && c.normal_from(b).y < -0.999);
+
+    let points: Vec<_> = c.points().collect();
+    assert_eq!(points.len(), 4, "{points:?}");
+    for p in &points {
+        assert!(p.position.y.abs() < 1e-3, "on the ground's face: {p:?}");
+        assert!((p.position.x.abs() - 0.5).abs() < 1e-3 && (p.position.z.abs() - 0.5).abs() < 1e-3);
+        assert!(p.depth >= 0.0 && p.depth < 1e-3 && p.depth == (-p.separation).max(0.0));
+        assert!(p.friction_impulse.length() < 1e-4, "nothing slides: {p:?}");
+    }
+    let weight = w.mass(b).unwrap() * G * DT;
+    let total: f32 = points.iter().map(|p| p.normal_impulse).sum();
+    assert!(
+        (total - weight).abs() < 0.01 * weight,
+        "{total} vs m g dt = {weight}"
+    );
+    assert!((c.total_normal_impulse() - total).abs() < 1e-4 * weight);
+
+    // The pair lookup finds the same contact, whichever way round it is asked.
+    let same = w.contact(b, g).unwrap().expect("the pair has a contact");
+    assert_eq!((same.body_a(), same.body_b()), (g, b));
+    assert_eq!(same.points().count(), 4);
+    assert_eq!(w.contacts_of(g).unwrap().count(), 1);
+}
+
+/// A box held 2 cm above the ground (no gravity on it) is inside the speculative margin:
+/// it has a contact with points, but it is not touching, and it pushes nothing.
+#[test]
+fn a_speculative_contact_is_not_touching() {
+    let mut w = world(0);
+    let g = ground(&mut w, 0.6);
+    let b = w
+        .create_body(&BodyDesc {
+            gravity_scale: 0.0,
+            ..BodyDesc::dynamic(Shape::cuboid(Vec3::splat(0.5)).unwrap(), Vec3::Y * 0.52)
+        })
+        .unwrap();
+    run(&mut w, 2);
+    let c = w
+        .contact(g, b)
+        .unwrap()
+        .expect("within the speculative margin");
+    assert!(!c.is_touching(), "{c:?}");
+    assert!(c.points().len() > 0);
+    for p in c.points() {
+        assert!(
+            (p.separation - 0.02).abs() < 1e-3 && p.depth == 0.0,
+            "{p:?}"
+        );
+        assert_eq!(p.normal_impulse, 0.0);
+    }
+    // A body far from everything has no contacts.
+    let far = cube(&mut w, 0.5, Vec3::new(20.0, 5.0, 0.0));
+    run(&mut w, 1);
+    assert_eq!(w.contacts_of(far).unwrap().count(), 0);
+    assert!(w.contact(g, far).unwrap().is_none());
+}
+
+/// Ids of removed bodies are refused with the typed error, by both readers.
+#[test]
+fn stale_ids_are_refused() {
+    let mut w = world(0);
+    let g = ground(&mut w, 0.6);
+    let b = cube(&mut w, 0.5, Vec3::Y * 0.5);
+    run(&mut w, 2);
+    w.remove_body(b).unwrap();
+    assert!(matches!(w.contacts_of(b).err(), Some(PhysicsError::StaleBodyId(id)) if id == b));
+    assert!(matches!(w.contact(g, b).err(), Some(PhysicsError::StaleBodyId(id)) if id == b));
+    assert!(matches!(w.contact(b, g).err(), Some(PhysicsError::StaleBodyId(id)) if id == b));
+    assert_eq!(w.contacts_of(g).unwrap().count(), 0);
+}
