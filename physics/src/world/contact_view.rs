@@ -6,9 +6,11 @@
 //! A contact exists while two bodies' fat bounding boxes overlap; it has points while
 //! their shapes are within the speculative margin (a few centimetres, more for fast
 //! bodies), and it is **touching** while one of its points has a separation of at most
-//! [`TOUCHING_SEPARATION`] (half a millimetre): speculative points let the solver stop a
-//! body before it arrives, but the surfaces are apart. Games usually want the touching
-//! ones, as the begin and end events report them.
+//! [`TOUCHING_SEPARATION`] (5.5 mm, see there) or pushed in the last step: speculative
+//! points let the solver stop a body before it arrives, and while they only wait the
+//! surfaces are apart; one that pushed resolved a collision across the gap (two bodies
+//! that bounce apart before their surfaces meet), which counts as a touch. Games usually
+//! want the touching ones, as the begin and end events report them.
 //!
 //! ```
 //! use joule_physics::prelude::*;
@@ -33,19 +35,12 @@
 //! ```
 
 use crate::body::{BodyId, BodySim};
+pub use crate::contact::TOUCHING_SEPARATION;
 use crate::contact::{Contact, ContactFlags};
 use crate::dynamics::solver::contact::tangent_basis;
 use crate::error::PhysicsError;
 use crate::math::Vec3;
 use crate::world::World;
-
-/// The largest separation (m) at which a contact point counts as touching.
-///
-/// Zero would be the textbook line, but the solver brings a landing body to rest with
-/// its gap closed only up to rounding (a speculative point is stopped at zero separation,
-/// not past it), so a strict zero would report the touch a step late or flicker at rest.
-/// Half a millimetre is far below any speculative gap a game would call touching.
-pub const TOUCHING_SEPARATION: f32 = 5.0e-4;
 
 /// One contact between two bodies, borrowed from the world (see [`World::contacts_of`]
 /// and [`World::contact`]).
@@ -111,11 +106,13 @@ impl<'w> ContactView<'w> {
         }
     }
 
-    /// Whether a point is within [`TOUCHING_SEPARATION`] of touching (see the module
-    /// docs): false for a contact that only has speculative points.
+    /// Whether the surfaces touched when the narrow phase last looked (a point within
+    /// [`TOUCHING_SEPARATION`], or one that pushed in the step before; see the module
+    /// docs), exactly as begin and end events report it: false for a contact whose
+    /// speculative points only wait, and for one a contact modifier disabled.
     #[must_use]
     pub fn is_touching(&self) -> bool {
-        is_touching(self.contact)
+        self.contact.flags.contains(ContactFlags::SURFACES_TOUCH)
     }
 
     /// World unit normal, from body A towards body B.
@@ -177,14 +174,6 @@ impl<'w> ContactView<'w> {
                 }
             })
     }
-}
-
-/// Whether contact `c` has a point within [`TOUCHING_SEPARATION`].
-pub(crate) fn is_touching(c: &Contact) -> bool {
-    c.manifold
-        .points
-        .iter()
-        .any(|p| p.separation <= TOUCHING_SEPARATION)
 }
 
 impl World {

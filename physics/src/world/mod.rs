@@ -684,6 +684,7 @@ impl World {
             report_persist: self.desc.report_persist_events,
             // Not stepping: nothing moves, so no speculative growth.
             dt: 0.0,
+            gravity: self.desc.gravity.into(),
         };
         pipeline::update_broad_phase(
             &self.jobs,

@@ -3,7 +3,10 @@
 
 use crate::common::{DT, G, cube, ground, run, world};
 use joule_physics::body::BodyDesc;
+use joule_physics::contact::TOUCHING_SEPARATION;
 use joule_physics::error::PhysicsError;
+use joule_physics::event_queue::{Event, EventKind};
+use joule_physics::events::ContactEventKind;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;
 
@@ -103,4 +106,102 @@ fn stale_ids_are_refused() {
     assert!(matches!(w.contact(g, b).err(), Some(PhysicsError::StaleBodyId(id)) if id == b));
     assert!(matches!(w.contact(b, g).err(), Some(PhysicsError::StaleBodyId(id)) if id == b));
     assert_eq!(w.contacts_of(g).unwrap().count(), 0);
+}
+
+/// A ball dropped from 1 m (its bottom 1 m above the ground) gets exactly one begin, in
+/// the step its surface touches and not while its contact is only speculative, carrying
+/// the point under the ball, the normal up and the approach speed `sqrt(2 g h)` (free
+/// fall) within 2 %; the event queue carries the same.
+#[test]
+fn a_dropped_ball_begins_once_when_it_touches_with_its_impact_speed() {
+    let mut w = world(0);
+    w.set_event_queue(true);
+    let g = ground(&mut w, 0.6);
+    let ball = w
+        .create_body(&BodyDesc::dynamic(
+            Shape::sphere(0.5).unwrap(),
+            Vec3::Y * 1.5,
+        ))
+        .unwrap();
+    let mut begins = Vec::new();
+    let mut speculative_steps = 0;
+    for step in 0..120 {
+        w.step(DT);
+        let touching = w.contact(g, ball).unwrap().map(|c| c.is_touching());
+        speculative_steps += usize::from(touching == Some(false));
+        for e in &w.events().contacts {
+            assert_eq!((e.body_a, e.body_b), (g, ball));
+            match e.kind {
+                ContactEventKind::Begin => {
+                    let c = w.contact(g, ball).unwrap().expect("a begin has a contact");
+                    let gap = c.points().map(|p| p.separation).fold(f32::MAX, f32::min);
+                    assert!(gap <= TOUCHING_SEPARATION, "begins when touching: {gap}");
+                    begins.push((step, *e));
+                }
+                kind => panic!("step {step}: a landing ball gets no {kind:?}"),
+            }
+        }
+    }
+    assert!(
+        speculative_steps >= 1,
+        "the ball was speculative before it touched"
+    );
+    assert_eq!(begins.len(), 1, "{begins:?}");
+    let e = begins[0].1;
+    let expected = (2.0 * G * 1.0f32).sqrt();
+    assert!(
+        (e.approach_speed - expected).abs() < 0.02 * expected,
+        "approach {} vs sqrt(2 g h) = {expected}",
+        e.approach_speed
+    );
+    assert!(e.normal.y > 0.999, "from the ground up: {}", e.normal);
+    assert!(
+        e.point.abs().max_element() < 0.01,
+        "under the ball: {}",
+        e.point
+    );
+
+    let queued: Vec<Event> = w
+        .drain_events()
+        .filter(|e| e.kind == EventKind::ContactBegin)
+        .collect();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(
+        (queued[0].point, queued[0].normal, queued[0].approach_speed),
+        (e.point, e.normal, e.approach_speed)
+    );
+}
+
+/// A body held in the speculative margin begins nothing; one that lands afterwards begins
+/// once (Box2D v3's begin-touch events mean touching).
+#[test]
+fn speculative_contacts_begin_nothing() {
+    let mut w = world(0);
+    let g = ground(&mut w, 0.6);
+    let b = w
+        .create_body(&BodyDesc {
+            gravity_scale: 0.0,
+            ..BodyDesc::dynamic(Shape::cuboid(Vec3::splat(0.5)).unwrap(), Vec3::Y * 0.52)
+        })
+        .unwrap();
+    for _ in 0..30 {
+        w.step(DT);
+        assert!(w.events().contacts.is_empty(), "{:?}", w.events().contacts);
+    }
+    assert!(
+        w.contact(g, b).unwrap().is_some(),
+        "the contact is there, speculative"
+    );
+    w.set_linear_velocity(b, Vec3::new(0.0, -0.5, 0.0)).unwrap();
+    let mut begins = 0;
+    for _ in 0..30 {
+        w.step(DT);
+        begins += w
+            .events()
+            .contacts
+            .iter()
+            .filter(|e| e.kind == ContactEventKind::Begin)
+            .count();
+    }
+    assert_eq!(begins, 1);
 }
