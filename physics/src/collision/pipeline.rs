@@ -405,6 +405,9 @@ fn update_contact(
         .points
         .iter()
         .fold(f32::INFINITY, |gap, p| gap.min(p.separation));
+    // Whether the solver pushed last step: the surfaces touched, gap or not (see
+    // `contact::surfaces_touch`), even where the bodies have parted since.
+    let pushed = c.impulses.iter().any(|i| i.max_normal > 0.0);
     c.flags
         .remove(ContactFlags::STARTED | ContactFlags::STOPPED);
     if !broad.fat_overlap(c.proxy_a, c.proxy_b) {
@@ -412,10 +415,7 @@ fn update_contact(
         // Bodies whose solver pushed them apart last step across a speculative gap, and
         // that are already out of reach (a fast bounce): they touched, and part in the
         // same step, so the contact reports its begin before its end.
-        if !c.flags.contains(ContactFlags::SENSOR)
-            && !surfaces_touched
-            && c.impulses.iter().any(|i| i.max_normal > 0.0)
-        {
+        if !c.flags.contains(ContactFlags::SENSOR) && !surfaces_touched && pushed {
             c.flags
                 .insert(ContactFlags::SURFACES_TOUCH | ContactFlags::STARTED);
             let (ba, bb) = (
@@ -438,6 +438,11 @@ fn update_contact(
     }
     let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
     let sensor = c.flags.contains(ContactFlags::SENSOR);
+    // A collision the solver resolved last step before the surfaces met: its hit is
+    // where the points were, before the new manifold replaces them.
+    let fall = relative_gravity(ba, bb, settings.gravity);
+    let early_hit = (!sensor && !surfaces_touched && pushed)
+        .then(|| ContactHit::of(c, sa, sb, gap_before, fall));
     // B's pose in A's frame: if it barely changed since the manifold was computed, move
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
@@ -502,15 +507,14 @@ fn update_contact(
     let (now, before) = if sensor {
         (touching, was_touching)
     } else {
-        let surfaces_touch = touching && contact::surfaces_touch(c);
+        let surfaces_touch = (touching && contact::surfaces_touch(c)) || pushed;
         c.flags.set(ContactFlags::SURFACES_TOUCH, surfaces_touch);
         (surfaces_touch, surfaces_touched)
     };
     if now && !before {
         c.flags.insert(ContactFlags::STARTED);
         if !sensor {
-            let fall = relative_gravity(ba, bb, settings.gravity);
-            c.hit = ContactHit::of(c, sa, sb, gap_before, fall);
+            c.hit = early_hit.unwrap_or_else(|| ContactHit::of(c, sa, sb, gap_before, fall));
         }
     } else if !now && before {
         c.flags.insert(ContactFlags::STOPPED);

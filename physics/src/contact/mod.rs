@@ -120,17 +120,16 @@ pub struct ContactImpulse {
 /// slop is 5 mm too) is well below the speculative margin's few centimetres.
 pub const TOUCHING_SEPARATION: f32 = 5.5e-3;
 
-/// Whether the surfaces of contact `c` touch: a point is within [`TOUCHING_SEPARATION`],
-/// or pushed in the last step's solve. The second covers a collision the solver resolved
-/// across a speculative gap, so the surfaces never met: two bodies that bounce apart in
-/// the step they would have met (restitution acts as the point starts to push, gap or
-/// not) collided all the same. A speculative point that did not push is no touch.
+/// Whether a point of contact `c` is within [`TOUCHING_SEPARATION`]. The narrow phase
+/// also counts as touching a contact whose solver pushed in the last step: a collision
+/// resolved across a speculative gap, so the surfaces never met (two bodies that bounce
+/// apart in the step they would have met: restitution acts as the points start to push,
+/// gap or not) collided all the same. A speculative point that did not push is no touch.
 pub(crate) fn surfaces_touch(c: &Contact) -> bool {
     c.manifold
         .points
         .iter()
-        .zip(&c.impulses)
-        .any(|(p, i)| p.separation <= TOUCHING_SEPARATION || i.max_normal > 0.0)
+        .any(|p| p.separation <= TOUCHING_SEPARATION)
 }
 
 /// Where and how hard two surfaces met, recorded by the narrow phase in the step their

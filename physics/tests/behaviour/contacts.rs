@@ -205,3 +205,52 @@ fn speculative_contacts_begin_nothing() {
     }
     assert_eq!(begins, 1);
 }
+
+/// Two balls closing at 60 m/s with restitution 1, without CCD, bounce apart across a
+/// speculative gap (restitution acts as the points start to push, before the surfaces
+/// meet): they collided all the same, so they get one begin, with the 60 m/s closing
+/// speed and the normal from A to B, and one end.
+#[test]
+fn balls_bouncing_apart_across_a_speculative_gap_begin_and_end_once() {
+    let mut w = joule_physics::world::World::new(
+        joule_physics::world::WorldDesc {
+            gravity: Vec3::ZERO,
+            ..Default::default()
+        },
+        joule_jobs::JobSystem::new(0).unwrap(),
+    );
+    let ball = |w: &mut joule_physics::world::World, x: f32, vx: f32| {
+        w.create_body(&BodyDesc {
+            linear_velocity: Vec3::new(vx, 0.0, 0.0),
+            restitution: 1.0,
+            friction: 0.0,
+            ..BodyDesc::dynamic(Shape::sphere(0.5).unwrap(), Vec3::new(x, 0.0, 0.0))
+        })
+        .unwrap()
+    };
+    let a = ball(&mut w, -1.7, 30.0);
+    let b = ball(&mut w, 1.7, -30.0);
+    let (mut begins, mut ends) = (Vec::new(), 0);
+    for _ in 0..20 {
+        w.step(DT);
+        for e in &w.events().contacts {
+            assert_eq!((e.body_a, e.body_b), (a, b));
+            match e.kind {
+                ContactEventKind::Begin => begins.push(*e),
+                ContactEventKind::End => ends += 1,
+                ContactEventKind::Persist => {}
+            }
+        }
+    }
+    let va = w.linear_velocity(a).unwrap().x;
+    assert!((va + 30.0).abs() < 0.3, "A bounced back at {va}");
+    assert_eq!((begins.len(), ends), (1, 1), "{begins:?}");
+    let e = begins[0];
+    assert!(
+        (e.approach_speed - 60.0).abs() < 0.6,
+        "approach {}",
+        e.approach_speed
+    );
+    assert!(e.normal.x > 0.999, "from A to B: {}", e.normal);
+    assert!(e.point.x.abs() < 0.2, "between the balls: {}", e.point);
+}
