@@ -25,7 +25,7 @@
 //! | layer | modules | what they hold |
 //! |---|---|---|
 //! | game-level parts | [`game`] | the game loop: a [`FixedStep`](game::FixedStep) clock and a [`Presentation`](game::Presentation) of every body interpolated between the last two steps |
-//! | the user's surface | [`world`] | [`World`](world::World): stepping (blocking, or beside the caller with [`step_async`](world::step_async)), creating and removing bodies and joints, reading and setting them ([`body_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
+//! | the user's surface | [`world`] | [`World`](world::World): stepping (blocking, or beside the caller with [`step_async`](world::step_async)), creating and removing bodies and joints, reading and setting them ([`body_view`]), reading contacts ([`contact_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
 //! | the step | `step` (private) | the step as a joule-graph graph of the stages below, its [`listener`]s (user code before and after) and its trace ([`STAGES`]) |
 //! | the stages | [`collision`], [`dynamics`], [`settings`] | [`broad_phase`], [`narrow_phase`], [`ccd`], broad-phase [`query`]; the [`constraint_graph`], [`island`]s and sleeping, the [`solver`]; the settings they read |
 //! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s and [`mass`] properties), shapes, joint descriptions, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
@@ -74,7 +74,7 @@ pub use step::listener;
 pub use step::trace::STAGES;
 #[cfg(feature = "recording")]
 pub use world::recording;
-pub use world::{body_view, debug_draw, event_queue, ray, shape_query, snapshot};
+pub use world::{body_view, contact_view, debug_draw, event_queue, ray, shape_query, snapshot};
 
 /// The README's code blocks, compiled and run as doctests so they cannot go stale.
 #[cfg(doctest)]

@@ -24,6 +24,7 @@ pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};
 pub use crate::shape::Shape;
 pub use crate::world::body_view::BodyRef;
+pub use crate::world::contact_view::{ContactPointView, ContactView};
 pub use crate::world::debug_draw::{Color, ColorMode, DebugDrawOptions, DebugRenderer};
 pub use crate::world::event_queue::{Event, EventKind};
 pub use crate::world::ray::{Ray, RayIntersection};

@@ -2,8 +2,9 @@
 //! step and reused (DESIGN.md: "no allocation per step after warm-up"). Nor does a step
 //! run beside the frame (`step_async`, polled until ready or waited on), nor a game's
 //! frame around it: the fixed-step clock, recording the presentation and reading every
-//! body's interpolated pose, nor a rollback: saving and restoring a dynamic-state
-//! snapshot, and writing a full snapshot into a reused buffer.
+//! body's interpolated pose, nor reading every body's contacts with `contacts_of`, nor a
+//! rollback: saving and restoring a dynamic-state snapshot, and writing a full snapshot
+//! into a reused buffer.
 //!
 //! The counter is a global allocator wrapping the system one; this file holds a single
 //! test so no other test allocates while it counts (each file in tests/ is its own
@@ -218,6 +219,24 @@ fn a_warm_step_allocates_nothing() {
             n, 0,
             "{threads} threads: {n} allocations in 60 warm async steps ({polls} pending polls)"
         );
+
+        // Reading every body's contacts, points and impulses included, and looking each
+        // pair up again, allocates nothing either.
+        let (mut touching, mut impulse) = (0usize, 0.0f32);
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        for body in w.bodies() {
+            for c in w.contacts_of(body.id()).unwrap() {
+                touching += usize::from(c.is_touching());
+                impulse += c.points().map(|p| p.normal_impulse).sum::<f32>();
+                let again = w.contact(c.other(body.id()), body.id()).unwrap();
+                impulse += again.map_or(0.0, |c| c.normal_from(body.id()).y);
+            }
+        }
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert!(touching > 30 && impulse.is_finite(), "{touching} touching");
+        assert_eq!(n, 0, "{threads} threads: {n} allocations reading contacts");
 
         // A 144 Hz render loop over the same world: once both presentation buffers have
         // grown to the world's slots, frames, records and reads allocate nothing.

@@ -48,6 +48,8 @@ pub const CCD_MOTION_FRACTION: f32 = 0.5;
 /// Gap left between the shapes at the time of impact (inside the contact margin, so the
 /// next step's narrow phase sees the contact).
 pub const CCD_SKIN: f32 = 0.005;
+// A body stopped at its impact touches, as contact events and views report it.
+const _: () = assert!(CCD_SKIN < crate::contact::TOUCHING_SEPARATION);
 /// A pair already touching at the start of the sweep only stops the body when it would
 /// sink this fraction of the body's inner radius deeper (bodies resting or sliding on a
 /// surface must keep moving).

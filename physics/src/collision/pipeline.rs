@@ -17,13 +17,13 @@
 use joule_jobs::{DisjointChunk, JobSystem};
 
 use crate::body::filter::{ExclusionList, LayerTable};
-use crate::body::{AWAKE_SET, Bodies, Body, BodySim, FIRST_SLEEPING_SET};
+use crate::body::{AWAKE_SET, Bodies, Body, BodySim, FIRST_SLEEPING_SET, MotionType};
 use crate::collision::broad_phase::{BodyPair, BroadPhase};
 use crate::collision::narrow_phase::{ContactManifold, collide};
 use crate::contact::hooks::{self, ContactModifier};
 use crate::contact::{
-    BlockChanges, ChangedContact, Contact, ContactFlags, ContactManager, ContactReport, PairCache,
-    SolverContact, motion_types_collide,
+    self, BlockChanges, ChangedContact, Contact, ContactFlags, ContactHit, ContactManager,
+    ContactReport, PairCache, SolverContact, motion_types_collide,
 };
 use crate::events::{ContactEvent, ContactEventKind, Events, SensorEvent};
 use crate::geometry::aabb::Aabb;
@@ -41,6 +41,9 @@ pub struct CollisionSettings {
     pub report_persist: bool,
     /// The step's time (s): the speculative margin covers how far a pair can close in it.
     pub dt: f32,
+    /// The world's gravity: a begin event's approach speed is carried to the instant of
+    /// touch under it (see `ContactHit::of`).
+    pub gravity: Vec3A,
 }
 
 /// The speculative margin of a pair: the fixed margin plus how far the two bodies can
@@ -237,6 +240,7 @@ pub(crate) fn find_new_contacts(
             rolling: mixing.mix_rolling(ba, bb),
             flags,
             alive: true,
+            hit: ContactHit::default(),
         });
     }
 }
@@ -393,10 +397,35 @@ fn update_contact(
     manifold: &mut ContactManifold,
 ) {
     let was_touching = c.flags.contains(ContactFlags::TOUCHING);
+    let surfaces_touched = c.flags.contains(ContactFlags::SURFACES_TOUCH);
+    // The gap at the start of the last step (the manifold is the last narrow phase's),
+    // for a begin's approach speed.
+    let gap_before = c
+        .manifold
+        .points
+        .iter()
+        .fold(f32::INFINITY, |gap, p| gap.min(p.separation));
+    // Whether the solver pushed last step: the surfaces touched, gap or not (see
+    // `contact::surfaces_touch`), even where the bodies have parted since.
+    let pushed = c.impulses.iter().any(|i| i.max_normal > 0.0);
     c.flags
         .remove(ContactFlags::STARTED | ContactFlags::STOPPED);
     if !broad.fat_overlap(c.proxy_a, c.proxy_b) {
         c.flags.insert(ContactFlags::DISJOINT);
+        // Bodies whose solver pushed them apart last step across a speculative gap, and
+        // that are already out of reach (a fast bounce): they touched, and part in the
+        // same step, so the contact reports its begin before its end.
+        if !c.flags.contains(ContactFlags::SENSOR) && !surfaces_touched && pushed {
+            c.flags
+                .insert(ContactFlags::SURFACES_TOUCH | ContactFlags::STARTED);
+            let (ba, bb) = (
+                &bodies.bodies[c.body_a as usize],
+                &bodies.bodies[c.body_b as usize],
+            );
+            let fall = relative_gravity(ba, bb, settings.gravity);
+            let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
+            c.hit = ContactHit::of(c, sa, sb, gap_before, fall);
+        }
         return;
     }
     let (ba, bb) = (
@@ -409,6 +438,11 @@ fn update_contact(
     }
     let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
     let sensor = c.flags.contains(ContactFlags::SENSOR);
+    // A collision the solver resolved last step before the surfaces met: its hit is
+    // where the points were, before the new manifold replaces them.
+    let fall = relative_gravity(ba, bb, settings.gravity);
+    let early_hit = (!sensor && !surfaces_touched && pushed)
+        .then(|| ContactHit::of(c, sa, sb, gap_before, fall));
     // B's pose in A's frame: if it barely changed since the manifold was computed, move
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
@@ -468,11 +502,35 @@ fn update_contact(
         }
     }
     c.flags.set(ContactFlags::TOUCHING, touching);
-    if touching && !was_touching {
+    // Sensors report overlap; other contacts begin and end with their surfaces' touch,
+    // not with speculative points (see `ContactFlags::SURFACES_TOUCH`).
+    let (now, before) = if sensor {
+        (touching, was_touching)
+    } else {
+        let surfaces_touch = (touching && contact::surfaces_touch(c)) || pushed;
+        c.flags.set(ContactFlags::SURFACES_TOUCH, surfaces_touch);
+        (surfaces_touch, surfaces_touched)
+    };
+    if now && !before {
         c.flags.insert(ContactFlags::STARTED);
-    } else if !touching && was_touching {
+        if !sensor {
+            c.hit = early_hit.unwrap_or_else(|| ContactHit::of(c, sa, sb, gap_before, fall));
+        }
+    } else if !now && before {
         c.flags.insert(ContactFlags::STOPPED);
     }
+}
+
+/// How gravity accelerates body B relative to body A (only dynamic bodies fall).
+fn relative_gravity(a: &Body, b: &Body, gravity: Vec3A) -> Vec3A {
+    let scale = |body: &Body| {
+        if body.motion_type == MotionType::Dynamic {
+            body.gravity_scale
+        } else {
+            0.0
+        }
+    };
+    gravity * (scale(b) - scale(a))
 }
 
 /// The serial pass after the narrow phase: destroys disjoint contacts and reports events.
@@ -491,6 +549,7 @@ pub(crate) fn finish_contacts(
         let c = &contacts.contacts[id as usize];
         debug_assert!(c.alive, "active contacts are live");
         if c.flags.contains(ContactFlags::DISJOINT) {
+            report_parted(ContactReport::of(c), events);
             remove_contact(contacts, id, events);
             return false;
         }
@@ -499,7 +558,10 @@ pub(crate) fn finish_contacts(
             Some(ContactEventKind::Begin)
         } else if c.flags.contains(ContactFlags::STOPPED) {
             Some(ContactEventKind::End)
-        } else if settings.report_persist && !sensor && c.flags.contains(ContactFlags::TOUCHING) {
+        } else if settings.report_persist
+            && !sensor
+            && c.flags.contains(ContactFlags::SURFACES_TOUCH)
+        {
             Some(ContactEventKind::Persist)
         } else {
             None
@@ -526,6 +588,7 @@ fn finish_changed_contacts(contacts: &mut ContactManager, events: &mut Events) {
     {
         let flags = change.report.flags;
         if flags.contains(ContactFlags::DISJOINT) {
+            report_parted(change.report, events);
             report_removed_contact(change.report, events);
             contacts.destroy(change.id);
             pruned.push(change.position);
@@ -557,10 +620,18 @@ fn push_event(c: ContactReport, kind: ContactEventKind, events: &mut Events) {
             .sensors
             .push(sensor_event(c, kind == ContactEventKind::Begin));
     } else {
+        let hit = if kind == ContactEventKind::Begin {
+            c.hit
+        } else {
+            ContactHit::default()
+        };
         events.contacts.push(ContactEvent {
             kind,
             body_a: c.id_a,
             body_b: c.id_b,
+            point: hit.point.into(),
+            normal: hit.normal.into(),
+            approach_speed: hit.approach_speed,
         });
     }
 }
@@ -584,18 +655,21 @@ pub(crate) fn remove_contact(contacts: &mut ContactManager, id: u32, events: &mu
     contacts.destroy(id);
 }
 
+/// Reports the begin of a contact the narrow phase found disjoint in the step its
+/// surfaces touched (see `update_contact`); its end follows from `remove_contact`.
+fn report_parted(c: ContactReport, events: &mut Events) {
+    if c.flags.contains(ContactFlags::STARTED) && !c.flags.contains(ContactFlags::SENSOR) {
+        push_event(c, ContactEventKind::Begin, events);
+    }
+}
+
 /// Reports the end of a removed contact that was touching.
 fn report_removed_contact(c: ContactReport, events: &mut Events) {
-    if !c.flags.contains(ContactFlags::TOUCHING) {
-        return;
-    }
     if c.flags.contains(ContactFlags::SENSOR) {
-        events.sensors.push(sensor_event(c, false));
-    } else {
-        events.contacts.push(ContactEvent {
-            kind: ContactEventKind::End,
-            body_a: c.id_a,
-            body_b: c.id_b,
-        });
+        if c.flags.contains(ContactFlags::TOUCHING) {
+            events.sensors.push(sensor_event(c, false));
+        }
+    } else if c.flags.contains(ContactFlags::SURFACES_TOUCH) {
+        events.contacts.push(ContactEvent::end(c.id_a, c.id_b));
     }
 }

@@ -72,6 +72,7 @@ fn collision_settings(desc: &WorldDesc, dt: f32) -> CollisionSettings {
         margin: desc.contact_margin,
         report_persist: desc.report_persist_events,
         dt,
+        gravity: desc.gravity.into(),
     }
 }
 

@@ -29,12 +29,14 @@
 
 use crate::body::BodyId;
 use crate::events::ContactEventKind;
+use crate::math::Vec3;
 use crate::world::World;
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventKind {
-    /// Two bodies started touching.
+    /// Two bodies' surfaces started touching (see [`ContactEventKind::Begin`]); the
+    /// event carries the point, normal and approach speed.
     ContactBegin,
     /// Two bodies still touch (only with `WorldDesc::report_persist_events`).
     ContactPersist,
@@ -51,7 +53,7 @@ pub enum EventKind {
 }
 
 /// One queued event: the same shape for contacts, sensors and sleep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Event {
     /// The world's step count after the step that produced it.
     pub step: u64,
@@ -61,6 +63,31 @@ pub struct Event {
     pub body_a: BodyId,
     /// Contacts: the higher id. Sensors: the visitor. Sleep: the body again.
     pub body_b: BodyId,
+    /// `ContactBegin`: where the surfaces met (see
+    /// [`ContactEvent::point`](crate::events::ContactEvent::point)); zero for the other
+    /// kinds.
+    pub point: Vec3,
+    /// `ContactBegin`: the normal from `body_a` towards `body_b`; zero for the others.
+    pub normal: Vec3,
+    /// `ContactBegin`: how fast the surfaces approached (m/s, see
+    /// [`ContactEvent::approach_speed`](crate::events::ContactEvent::approach_speed)); zero
+    /// for the others.
+    pub approach_speed: f32,
+}
+
+impl Event {
+    /// An event with no contact point (sensors, sleep).
+    fn plain(step: u64, kind: EventKind, body_a: BodyId, body_b: BodyId) -> Self {
+        Self {
+            step,
+            kind,
+            body_a,
+            body_b,
+            point: Vec3::ZERO,
+            normal: Vec3::ZERO,
+            approach_speed: 0.0,
+        }
+    }
 }
 
 /// The queue's storage (a `World` part).
@@ -107,26 +134,25 @@ impl World {
             },
             body_a: e.body_a,
             body_b: e.body_b,
+            point: e.point,
+            normal: e.normal,
+            approach_speed: e.approach_speed,
         }));
-        out.extend(self.events.sensors.iter().map(|e| Event {
-            step,
-            kind: if e.begin {
+        out.extend(self.events.sensors.iter().map(|e| {
+            let kind = if e.begin {
                 EventKind::SensorBegin
             } else {
                 EventKind::SensorEnd
-            },
-            body_a: e.sensor,
-            body_b: e.visitor,
+            };
+            Event::plain(step, kind, e.sensor, e.visitor)
         }));
-        out.extend(self.sleep_events.iter().map(|e| Event {
-            step,
-            kind: if e.asleep {
+        out.extend(self.sleep_events.iter().map(|e| {
+            let kind = if e.asleep {
                 EventKind::Sleep
             } else {
                 EventKind::Wake
-            },
-            body_a: e.body,
-            body_b: e.body,
+            };
+            Event::plain(step, kind, e.body, e.body)
         }));
     }
 }

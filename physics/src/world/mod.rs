@@ -5,6 +5,7 @@
 
 mod body_api;
 pub mod body_view;
+pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
 mod hooks;
@@ -684,6 +685,7 @@ impl World {
             report_persist: self.desc.report_persist_events,
             // Not stepping: nothing moves, so no speculative growth.
             dt: 0.0,
+            gravity: self.desc.gravity.into(),
         };
         pipeline::update_broad_phase(
             &self.jobs,
@@ -794,6 +796,10 @@ impl World {
     }
 
     /// Every live contact with at least one manifold point, ordered by body ids.
+    ///
+    /// Builds a new `Vec` (and sorts it) at each call: a game reading contacts every
+    /// frame should use [`World::contacts_of`] or [`World::contact`], which allocate
+    /// nothing.
     #[must_use]
     pub fn contacts(&self) -> Vec<ContactInfo> {
         let mut out: Vec<ContactInfo> = self

@@ -11,6 +11,7 @@ mod ccd;
 mod common;
 mod composite_shapes;
 mod contact_modification;
+mod contacts;
 mod debug_draw;
 mod determinism;
 mod embed;

@@ -168,6 +168,7 @@ impl ConstraintPoint {
             tangent1: self.tangent_impulse[0],
             tangent2: self.tangent_impulse[1],
             max_normal: self.max_normal_impulse,
+            relative_velocity: self.relative_velocity,
             approach: ContactImpulse::carried_approach(
                 self.relative_velocity,
                 self.max_normal_impulse > 0.0,

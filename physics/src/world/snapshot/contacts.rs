@@ -12,7 +12,9 @@ use arrayvec::ArrayVec;
 use crate::body::Bodies;
 use crate::collision::broad_phase::{BroadPhaseProxy, ProxyKind};
 use crate::collision::narrow_phase::{ContactManifold, ContactPoint, MAX_MANIFOLD_POINTS};
-use crate::contact::{Contact, ContactFlags, ContactImpulse, ContactManager, PairCache, pair_key};
+use crate::contact::{
+    Contact, ContactFlags, ContactHit, ContactImpulse, ContactManager, PairCache, pair_key,
+};
 use crate::geometry::dynamic_tree::{NULL, ProxyId};
 use crate::math::Vec3A;
 
@@ -100,6 +102,8 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         flags,
         cache,
         alive: _,
+        // Read only by the events of the step that set it.
+        hit: _,
     } = c;
     w.u32(*body_a);
     w.u32(*body_b);
@@ -138,8 +142,16 @@ fn write_contact(w: &mut Writer, c: &Contact) {
             tangent2,
             max_normal,
             approach,
+            relative_velocity,
         } = i;
-        for x in [*normal, *tangent1, *tangent2, *max_normal, *approach] {
+        for x in [
+            *normal,
+            *tangent1,
+            *tangent2,
+            *max_normal,
+            *approach,
+            *relative_velocity,
+        ] {
             w.f32(x);
         }
     }
@@ -203,7 +215,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
             feature: r.u32()?,
         });
     }
-    let n = r.count(16)?;
+    let n = r.count(24)?;
     check(n <= MAX_MANIFOLD_POINTS, "a contact has too many impulses")?;
     let mut impulses = ArrayVec::new();
     for _ in 0..n {
@@ -213,6 +225,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
             tangent2: r.f32()?,
             max_normal: r.f32()?,
             approach: r.f32()?,
+            relative_velocity: r.f32()?,
         });
     }
     let friction = r.f32()?;
@@ -271,6 +284,7 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         flags,
         cache,
         alive: true,
+        hit: ContactHit::default(),
     })
 }
 
@@ -294,6 +308,7 @@ pub(crate) fn dead_contact() -> Contact {
             materials: [None, None],
         },
         impulses: ArrayVec::new(),
+        hit: ContactHit::default(),
         friction: 0.0,
         restitution: 0.0,
         solve_friction: 0.0,

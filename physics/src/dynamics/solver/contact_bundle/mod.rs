@@ -466,6 +466,7 @@ impl ContactBundle {
                     tangent1: p.tangent_impulse[0].0[i],
                     tangent2: p.tangent_impulse[1].0[i],
                     max_normal: p.max_normal_impulse.0[i],
+                    relative_velocity: p.relative_velocity.0[i],
                     approach: ContactImpulse::carried_approach(
                         p.relative_velocity.0[i],
                         p.max_normal_impulse.0[i] > 0.0,
