@@ -614,6 +614,7 @@ fn copy_contact(to: &mut Contact, from: &Contact) {
         flags,
         cache,
         alive,
+        hit,
     } = from;
     let ContactManifold {
         normal,
@@ -640,6 +641,7 @@ fn copy_contact(to: &mut Contact, from: &Contact) {
     to.flags = *flags;
     to.cache = *cache;
     to.alive = *alive;
+    to.hit = *hit;
 }
 
 /// Bytes a job copies at least: a smaller chunk is not worth handing to another thread.
