@@ -234,7 +234,7 @@ pub struct ContactConstraint {
     /// Motion (translation, rotation) of A since the start of the step when it is not
     /// dynamic: zero at the start, advanced by [`ContactConstraint::solve`] itself, one
     /// substep at the start of each relax pass, exactly as the position substep moves a
-    /// kinematic body at `fixed_a` (see [`advance_fixed`]).
+    /// kinematic body at `fixed_a` (see `advance_fixed`).
     pub pose_a: (Vec3A, Quat),
     /// The same for B.
     pub pose_b: (Vec3A, Quat),
