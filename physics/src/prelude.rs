@@ -30,4 +30,5 @@ pub use crate::world::event_queue::{Event, EventKind};
 pub use crate::world::ray::{Ray, RayIntersection};
 pub use crate::world::snapshot::DynamicSnapshot;
 pub use crate::world::{StepHandle, World, WorldDesc};
-pub use joule_jobs::JobSystem;
+pub use joule_graph::Trace;
+pub use joule_jobs::{JobSystem, TraceEvent};
