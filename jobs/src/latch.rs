@@ -299,3 +299,81 @@ impl ChunkClaimer {
         self.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.total
     }
 }
+
+/// The count of a scope's unfinished jobs, which tells the scope's owner when the last
+/// one is done (`JobSystem::scope`).
+///
+/// The owner thread's spawns while the body runs, usually nearly all of them, are counted
+/// apart in `owner_spawns` with a plain load and store (only the owner touches it), not an
+/// atomic read-modify-write, which cost about a tenth of a spawn. `pending` starts at
+/// [`Self::OWNER_BIAS`]; spawns from other threads add one, every finished job takes one
+/// off, so while the body runs jobs can finish without having been added, and the bias
+/// keeps `pending` far above zero. When the body returns, the owner takes the bias off and
+/// adds its spawns in one `fetch_sub`; from then on `pending` is the number of jobs not
+/// yet finished, and the `finish` that brings it to zero reports it. Before that it is at
+/// least `OWNER_BIAS` less the owner's spawns, which no real count of jobs comes near.
+pub struct ScopeCount {
+    pending: AtomicUsize,
+    /// Jobs the owner spawned while the body ran (owner thread only).
+    owner_spawns: AtomicUsize,
+}
+
+impl Default for ScopeCount {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ScopeCount {
+    /// What `pending` starts at, standing for the body.
+    pub const OWNER_BIAS: usize = usize::MAX / 2;
+
+    /// A count for a body that has not returned yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            pending: AtomicUsize::new(Self::OWNER_BIAS),
+            owner_spawns: AtomicUsize::new(0),
+        }
+    }
+
+    /// A job spawned by the owner thread while the body runs. Owner thread only, before
+    /// [`body_done`](Self::body_done).
+    #[inline]
+    pub fn owner_spawned(&self) {
+        // Relaxed: only the owner thread reads or writes `owner_spawns`.
+        let n = self.owner_spawns.load(Ordering::Relaxed);
+        self.owner_spawns.store(n + 1, Ordering::Relaxed);
+    }
+
+    /// A job spawned by any other thread, or by the owner after the body returned. The
+    /// spawner is a job of the scope (or the body) that has not finished yet, so the count
+    /// cannot have reached zero.
+    #[inline]
+    pub fn spawned(&self) {
+        // Relaxed: the spawner's own unfinished job keeps `pending` above zero; ordering
+        // with the job's effects comes from the AcqRel `fetch_sub` in `finish`.
+        self.pending.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One job finished; true if it was the last and the body has returned.
+    #[must_use]
+    #[inline]
+    pub fn job_done(&self) -> bool {
+        self.finish(1)
+    }
+
+    /// The body returned (owner thread); true if every job had finished already.
+    #[must_use]
+    pub fn body_done(&self) -> bool {
+        let spawned = self.owner_spawns.load(Ordering::Relaxed);
+        self.finish(Self::OWNER_BIAS - spawned)
+    }
+
+    #[inline]
+    fn finish(&self, n: usize) -> bool {
+        // AcqRel: the last finisher acquires every job's effects before it reports, and the
+        // latch it then sets publishes them to the waiting owner.
+        self.pending.fetch_sub(n, Ordering::AcqRel) == n
+    }
+}

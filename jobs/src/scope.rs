@@ -10,10 +10,10 @@ use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::job::Job;
-use crate::latch::{Latch, PanicPayload};
+use crate::latch::{Latch, PanicPayload, ScopeCount};
 use crate::registry::{Registry, with_ctx};
 use crate::sleep::Parker;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, lock};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell, lock};
 use crate::system::JobSystem;
 
 /// How many jobs a thread keeps offered to thieves in its deque before `join` stops
@@ -25,13 +25,9 @@ const JOIN_EXPOSE: usize = 1;
 /// [`JobSystem::scope`].
 pub struct Scope<'scope> {
     registry: Arc<Registry>,
-    /// Jobs not yet finished, counted as in [`OWNER_BIAS`]: while the body runs, the
-    /// bias plus the jobs spawned by other threads, less the jobs finished.
-    pending: AtomicUsize,
-    /// Jobs the owner thread spawned while the body ran. Only the owner thread touches
-    /// it, so it is counted with a plain load and store, not a read-modify-write.
-    owner_spawns: AtomicUsize,
-    /// Whether the body still runs (owner thread only, like `owner_spawns`).
+    /// Jobs not yet finished, the owner's spawns during the body counted apart.
+    count: ScopeCount,
+    /// Whether the body still runs (read and written by the owner thread only).
     body_running: AtomicBool,
     /// The owner thread: the address of its [`THREAD_MARK`].
     owner: usize,
@@ -56,12 +52,11 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        // Relaxed: only the owner thread reads or writes `body_running`.
         if self.owner == thread_mark() && self.body_running.load(Ordering::Relaxed) {
-            // Relaxed: only this (the owner) thread reads or writes `owner_spawns`.
-            let n = self.owner_spawns.load(Ordering::Relaxed);
-            self.owner_spawns.store(n + 1, Ordering::Relaxed);
+            self.count.owner_spawned();
         } else {
-            self.pending.fetch_add(1, Ordering::Relaxed);
+            self.count.spawned();
         }
         let job = move || {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(self))) {
@@ -84,36 +79,20 @@ impl<'scope> Scope<'scope> {
     }
 
     fn job_done(&self) {
-        self.finish(1);
+        if self.count.job_done() {
+            self.latch.set();
+        }
     }
 
-    /// The owner's end of the body: the bias goes, the owner's spawns come in, and from
-    /// now on the owner thread's spawns (by jobs it runs while it waits) count in
-    /// `pending` like any other thread's.
+    /// The owner's end of the body: from now on the owner thread's spawns (by jobs it
+    /// runs while it waits) count like any other thread's.
     fn body_done(&self) {
         self.body_running.store(false, Ordering::Relaxed);
-        let spawned = self.owner_spawns.load(Ordering::Relaxed);
-        self.finish(OWNER_BIAS - spawned);
-    }
-
-    fn finish(&self, n: usize) {
-        // AcqRel: the last finisher acquires every job's effects before setting the latch,
-        // whose Release publishes them to the waiting owner.
-        if self.pending.fetch_sub(n, Ordering::AcqRel) == n {
+        if self.count.body_done() {
             self.latch.set();
         }
     }
 }
-
-/// What `pending` starts at, for the body. The owner thread's spawns during the body,
-/// usually nearly all of them, are counted apart without an atomic read-modify-write
-/// (which cost about a tenth of a spawn); meanwhile jobs finish and `pending` goes down
-/// without having gone up for them, and the bias keeps it far above zero. When the body
-/// returns the owner takes the bias off and adds its spawns in one `fetch_sub`, and from
-/// then on `pending` is the number of jobs not yet finished. It can reach zero (and set
-/// the latch) only after that: before, it is at least `OWNER_BIAS` less the owner's
-/// spawns, which no real count of jobs comes near.
-const OWNER_BIAS: usize = usize::MAX / 2;
 
 thread_local! {
     /// A byte whose address names the calling thread (unique among the threads alive,
@@ -139,8 +118,7 @@ impl JobSystem {
         with_ctx(self.registry(), |ctx| {
             let scope = Scope {
                 registry: ctx.registry().clone(),
-                pending: AtomicUsize::new(OWNER_BIAS),
-                owner_spawns: AtomicUsize::new(0),
+                count: ScopeCount::new(),
                 body_running: AtomicBool::new(true),
                 owner: thread_mark(),
                 latch: Latch::new(ctx.parker().clone()),

@@ -1,6 +1,7 @@
 //! loom models of joule-jobs' queues: the Chase-Lev deque (owner against thieves, the last
 //! job, the owner's fair turn at its oldest job, slot re-use, overflow into the
-//! injector), the chunk claimer behind `parallel_for_async`, and the inbox.
+//! injector), the chunk claimer behind `parallel_for_async`, a scope's count of its
+//! unfinished jobs, and the inbox.
 //!
 //! Each model drives the real code (under `--cfg loom` the deque has two slots, so "full"
 //! and "spill" are reached with two or three jobs) and checks the one invariant that
@@ -16,7 +17,7 @@ use joule_jobs::Job;
 use joule_jobs::deque::{self, Steal, Stealer, Worker};
 use joule_jobs::inbox::Inbox;
 use joule_jobs::injector::Injector;
-use joule_jobs::latch::ChunkClaimer;
+use joule_jobs::latch::{ChunkClaimer, ScopeCount};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
@@ -569,4 +570,67 @@ fn inbox_closed_while_its_owner_still_waits_pops_nothing_more() {
     POPPED.assert_seen("the owner pops before the close");
     REFUSED.assert_seen("a push after the close is refused");
     TAKEN.assert_seen("the close takes a job pushed before it");
+}
+
+/// A scope's count (`ScopeCount`, issue 28 item 5): the owner counts its own spawns during
+/// the body apart, without a read-modify-write, and adds them when the body returns. Two
+/// jobs the owner spawned run on other threads; the first spawns a third from its thread
+/// before it finishes. Exactly one of the four finishes (three jobs and the body) reports
+/// "last", never before every job finished, and the one that does sees every job's write
+/// (the `AcqRel` of `finish`). Nudge points: 0 the owner before it ends the body, 1 the
+/// first job before it spawns, 2 the second job before it finishes.
+#[test]
+fn scope_count_reports_last_once_after_every_job() {
+    static TALLY: Tally = Tally::new();
+    Model::new("scope_count_reports_last_once_after_every_job")
+        .nudges(3)
+        .check(|at| {
+            let tally = TALLY.reset(3);
+            let count = Arc::new(ScopeCount::new());
+            let written: Arc<Vec<AtomicUsize>> =
+                Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+            let finish = move |count: &ScopeCount, written: &[AtomicUsize], id: usize| {
+                // Relaxed: only the AcqRel of `finish` may publish the job's write.
+                written[id].store(1, Ordering::Relaxed);
+                tally.job(id).run();
+                let last = count.job_done();
+                if last {
+                    for (k, w) in written.iter().enumerate() {
+                        assert_eq!(w.load(Ordering::Relaxed), 1, "job {k} not visible");
+                    }
+                }
+                usize::from(last)
+            };
+            count.owner_spawned();
+            let first = {
+                let (count, written) = (count.clone(), written.clone());
+                thread::spawn(move || {
+                    nudge(at, 1);
+                    count.spawned();
+                    let third = {
+                        let (count, written) = (count.clone(), written.clone());
+                        thread::spawn(move || finish(&count, &written, 2))
+                    };
+                    finish(&count, &written, 0) + third.join().unwrap()
+                })
+            };
+            count.owner_spawned();
+            let second = {
+                let (count, written) = (count.clone(), written.clone());
+                thread::spawn(move || {
+                    nudge(at, 2);
+                    finish(&count, &written, 1)
+                })
+            };
+            nudge(at, 0);
+            let mut lasts = usize::from(count.body_done());
+            if lasts == 1 {
+                for (k, w) in written.iter().enumerate() {
+                    assert_eq!(w.load(Ordering::Relaxed), 1, "job {k} not visible");
+                }
+            }
+            lasts += first.join().unwrap() + second.join().unwrap();
+            assert_eq!(lasts, 1, "exactly one finish reports the last job");
+            tally.assert_each_ran_once();
+        });
 }
