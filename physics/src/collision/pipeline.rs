@@ -399,12 +399,16 @@ fn update_contact(
     let was_touching = c.flags.contains(ContactFlags::TOUCHING);
     let surfaces_touched = c.flags.contains(ContactFlags::SURFACES_TOUCH);
     // The gap at the start of the last step (the manifold is the last narrow phase's),
-    // for a begin's approach speed.
-    let gap_before = c
-        .manifold
-        .points
-        .iter()
-        .fold(f32::INFINITY, |gap, p| gap.min(p.separation));
+    // for a begin's approach speed: only a contact whose surfaces did not touch can begin,
+    // so the touching majority skips the walk.
+    let gap_before = if surfaces_touched {
+        f32::INFINITY
+    } else {
+        c.manifold
+            .points
+            .iter()
+            .fold(f32::INFINITY, |gap, p| gap.min(p.separation))
+    };
     // Whether the solver pushed last step: the surfaces touched, gap or not (see
     // `contact::surfaces_touch`), even where the bodies have parted since.
     let pushed = c.impulses.iter().any(|i| i.max_normal > 0.0);
@@ -440,9 +444,9 @@ fn update_contact(
     let sensor = c.flags.contains(ContactFlags::SENSOR);
     // A collision the solver resolved last step before the surfaces met: its hit is
     // where the points were, before the new manifold replaces them.
-    let fall = relative_gravity(ba, bb, settings.gravity);
+    let fall = || relative_gravity(ba, bb, settings.gravity);
     let early_hit = (!sensor && !surfaces_touched && pushed)
-        .then(|| ContactHit::of(c, sa, sb, gap_before, fall));
+        .then(|| ContactHit::of(c, sa, sb, gap_before, fall()));
     // B's pose in A's frame: if it barely changed since the manifold was computed, move
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
@@ -514,7 +518,7 @@ fn update_contact(
     if now && !before {
         c.flags.insert(ContactFlags::STARTED);
         if !sensor {
-            c.hit = early_hit.unwrap_or_else(|| ContactHit::of(c, sa, sb, gap_before, fall));
+            c.hit = early_hit.unwrap_or_else(|| ContactHit::of(c, sa, sb, gap_before, fall()));
         }
     } else if !now && before {
         c.flags.insert(ContactFlags::STOPPED);
