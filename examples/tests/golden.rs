@@ -35,7 +35,7 @@ const GOLDEN: &[(&str, usize, u64)] = &[
     ("many_pyramids", 60, 0xe0c034cd4efbe4f4),
     ("free10k", 60, 0x50d196497865f843),
     ("rain4k", 120, 0xfdf2d953c7735802),
-    ("terrain", 120, 0x34cfa28f2c1caecb),
+    ("terrain", 120, 0x17a7a7baea175d7b),
     ("chain_joints", 120, 0x461fb37af5bae4af),
     ("ragdolls", 120, 0x8a61702c54b5a37f),
     // END GOLDEN
