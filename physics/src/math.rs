@@ -19,9 +19,25 @@
 pub use glam::{Mat3A, Quat, Vec2, Vec3, Vec3A};
 
 /// A rigid transform: rotation followed by translation (`p' = rotation * p + translation`).
+///
+/// A user passes and reads it with `Vec3`: [`Isometry::new`] and
+/// [`Isometry::from_translation`] take a `Vec3` (or a `Vec3A`), [`Isometry::position`]
+/// gives the translation as a `Vec3`, and it converts from and to a `(Vec3, Quat)` pair.
+/// The `translation` field stays a `Vec3A`, the SIMD layout the step works in.
+///
+/// ```
+/// use joule_physics::math::{Isometry, Quat, Vec3};
+///
+/// let pose = Isometry::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_y(0.5));
+/// let (p, q): (Vec3, Quat) = pose.into();
+/// assert_eq!(p, Vec3::new(1.0, 2.0, 3.0));
+/// assert_eq!(Isometry::from((p, q)), pose);
+/// assert_eq!(pose.position(), p);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Isometry {
-    /// Translation, applied after the rotation.
+    /// Translation, applied after the rotation (a `Vec3A` for the step's SIMD; read it as
+    /// a `Vec3` with [`Isometry::position`]).
     pub translation: Vec3A,
     /// Unit rotation.
     pub rotation: Quat,
@@ -40,22 +56,31 @@ impl Isometry {
         rotation: Quat::IDENTITY,
     };
 
-    /// A transform from a translation and a unit rotation.
+    /// A transform from a translation (a `Vec3` or a `Vec3A`) and a unit rotation.
     #[must_use]
-    pub fn new(translation: Vec3A, rotation: Quat) -> Self {
+    #[inline]
+    pub fn new(translation: impl Into<Vec3A>, rotation: Quat) -> Self {
         Self {
-            translation,
+            translation: translation.into(),
             rotation,
         }
     }
 
-    /// A pure translation.
+    /// A pure translation (a `Vec3` or a `Vec3A`).
     #[must_use]
-    pub fn from_translation(translation: Vec3A) -> Self {
+    #[inline]
+    pub fn from_translation(translation: impl Into<Vec3A>) -> Self {
         Self {
-            translation,
+            translation: translation.into(),
             rotation: Quat::IDENTITY,
         }
+    }
+
+    /// The translation as a `Vec3`.
+    #[must_use]
+    #[inline]
+    pub fn position(&self) -> Vec3 {
+        self.translation.into()
     }
 
     /// Transforms a point from local to world space.
@@ -135,6 +160,18 @@ impl Isometry {
             translation: self.translation + (other.translation - self.translation) * t,
             rotation: rotate(self.rotation, other.rotation, t),
         }
+    }
+}
+
+impl From<(Vec3, Quat)> for Isometry {
+    fn from((translation, rotation): (Vec3, Quat)) -> Self {
+        Self::new(translation, rotation)
+    }
+}
+
+impl From<Isometry> for (Vec3, Quat) {
+    fn from(iso: Isometry) -> Self {
+        (iso.position(), iso.rotation)
     }
 }
 

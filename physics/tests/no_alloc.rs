@@ -154,7 +154,7 @@ fn hang_chain(w: &mut World, top: Vec3, radii: &[f32]) {
             })
             .unwrap();
         let frame_a = match prev {
-            None => Isometry::from_translation(top.into()),
+            None => Isometry::from_translation(top),
             Some(_) => Isometry::from_translation(Vec3A::new(0.0, -0.25, 0.0)),
         };
         let frame_b = Isometry::from_translation(Vec3A::new(0.0, 0.25, 0.0));

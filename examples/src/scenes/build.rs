@@ -35,7 +35,7 @@ fn shape(desc: &ShapeDesc) -> Result<Shape, PhysicsError> {
                 .map(|part| {
                     Ok(CompoundChild {
                         shape: shape(&part.shape)?,
-                        pose: Isometry::new(part.position.into(), part.rotation),
+                        pose: Isometry::new(part.position, part.rotation),
                         material: 0,
                     })
                 })
@@ -105,10 +105,9 @@ pub fn build_desc(desc: &SceneDesc, world: &mut World) -> Result<Scene, PhysicsE
     for j in &desc.joints {
         let (a, b) = (ids[j.a], ids[j.b]);
         let (frame_a, frame_b) = match j.frames {
-            JointFrames::Local { a, b } => (
-                Isometry::from_translation(a.into()),
-                Isometry::from_translation(b.into()),
-            ),
+            JointFrames::Local { a, b } => {
+                (Isometry::from_translation(a), Isometry::from_translation(b))
+            }
             JointFrames::World { anchor, axis } => {
                 world.joint_frames_at(Some(a), b, anchor, axis)?
             }

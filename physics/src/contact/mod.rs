@@ -23,7 +23,7 @@ use joule_jobs::DisjointPlan;
 use smallvec::SmallVec;
 
 use crate::body::{Bodies, BodyId, BodySim, BroadPhaseProxy, MotionType};
-use crate::math::{Isometry, Quat, Vec3A};
+use crate::math::{Isometry, Quat, Vec3, Vec3A};
 
 /// Most points a manifold keeps.
 pub const MAX_MANIFOLD_POINTS: usize = 4;
@@ -606,10 +606,10 @@ pub struct ContactInfo {
     /// Second body.
     pub body_b: BodyId,
     /// World normal from A to B.
-    pub normal: Vec3A,
+    pub normal: Vec3,
     /// World contact points (midway between the two surfaces) with their separations
     /// (negative = penetration).
-    pub points: ArrayVec<(Vec3A, f32), 4>,
+    pub points: ArrayVec<(Vec3, f32), 4>,
     /// Accumulated normal impulses of last solve, per point.
     pub normal_impulses: ArrayVec<f32, 4>,
 }
@@ -631,11 +631,13 @@ pub(crate) fn world_points<'a>(
 /// The user-facing view of a contact.
 pub(crate) fn contact_info(bodies: &Bodies, c: &Contact) -> ContactInfo {
     let (sa, sb) = (bodies.sim_of(c.body_a), bodies.sim_of(c.body_b));
-    let points = world_points(c, sa, sb).collect();
+    let points = world_points(c, sa, sb)
+        .map(|(p, s)| (p.into(), s))
+        .collect();
     ContactInfo {
         body_a: c.id_a,
         body_b: c.id_b,
-        normal: c.manifold.normal,
+        normal: c.manifold.normal.into(),
         points,
         normal_impulses: c.impulses.iter().map(|i| i.normal).collect(),
     }

@@ -18,17 +18,21 @@ impl Aabb {
         max: Vec3A::splat(f32::NEG_INFINITY),
     };
 
-    /// A box from its corners.
+    /// A box from its corners (each a `Vec3` or a `Vec3A`).
     #[must_use]
     #[inline]
-    pub fn new(min: Vec3A, max: Vec3A) -> Self {
-        Self { min, max }
+    pub fn new(min: impl Into<Vec3A>, max: impl Into<Vec3A>) -> Self {
+        Self {
+            min: min.into(),
+            max: max.into(),
+        }
     }
 
-    /// A box centred at `center` with half extents `half`.
+    /// A box centred at `center` with half extents `half` (each a `Vec3` or a `Vec3A`).
     #[must_use]
     #[inline]
-    pub fn from_center_half_extents(center: Vec3A, half: Vec3A) -> Self {
+    pub fn from_center_half_extents(center: impl Into<Vec3A>, half: impl Into<Vec3A>) -> Self {
+        let (center, half): (Vec3A, Vec3A) = (center.into(), half.into());
         Self {
             min: center - half,
             max: center + half,

@@ -15,7 +15,7 @@
 //! exactly as for meshes (`mesh::edge_is_active`), computed when a triangle is fetched.
 
 use crate::geometry::aabb::Aabb;
-use crate::math::Vec2;
+use crate::math::{Vec2, Vec3};
 
 use crate::math::Vec3A;
 
@@ -118,7 +118,12 @@ impl HeightField {
 
     /// Sample `(i, j)` in the local frame.
     #[must_use]
-    pub fn point(&self, i: u32, j: u32) -> Vec3A {
+    pub fn point(&self, i: u32, j: u32) -> Vec3 {
+        self.point_a(i, j).into()
+    }
+
+    /// [`Self::point`] in the step's SIMD layout.
+    pub(crate) fn point_a(&self, i: u32, j: u32) -> Vec3A {
         let o = self.origin();
         Vec3A::new(
             o.x + i as f32 * self.cell.x,
@@ -159,7 +164,7 @@ impl HeightField {
     pub(crate) fn triangle_vertices(&self, t: u32) -> Triangle {
         let c = t / 2;
         let (i, j) = (c % (self.nx - 1), c / (self.nx - 1));
-        let p = |di: u32, dj: u32| self.point(i + di, j + dj);
+        let p = |di: u32, dj: u32| self.point_a(i + di, j + dj);
         let vertices = if t.is_multiple_of(2) {
             [p(0, 0), p(0, 1), p(1, 0)]
         } else {
@@ -198,7 +203,7 @@ impl HeightField {
         let mut active = 0;
         for (k, ((ci, cj), (vi, vj))) in neighbours.into_iter().enumerate() {
             let on = if self.exists(ci, cj) {
-                let v = self.point(vi as u32, vj as u32);
+                let v = self.point_a(vi as u32, vj as u32);
                 edge_is_active(vertices[k], vertices[(k + 1) % 3], n, v)
             } else {
                 true

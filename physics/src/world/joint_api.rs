@@ -197,7 +197,7 @@ impl World {
         if !anchor.is_finite() {
             return Err(PhysicsError::InvalidJoint);
         }
-        let world = Isometry::new(anchor.into(), Quat::from_rotation_arc(Vec3::X, axis));
+        let world = Isometry::new(anchor, Quat::from_rotation_arc(Vec3::X, axis));
         let local = |id: BodyId| -> Result<Isometry, PhysicsError> {
             Ok(self
                 .bodies

@@ -198,7 +198,7 @@ impl World {
             (0.0, Vec3A::ZERO, Mat3A::ZERO)
         };
 
-        let transform = Isometry::new(desc.position.into(), desc.rotation.normalize());
+        let transform = Isometry::new(desc.position, desc.rotation.normalize());
         let center = transform.transform_point(local_center);
         let moving = desc.motion_type != MotionType::Fixed;
         let body = Body {
@@ -409,7 +409,7 @@ impl World {
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
         let sim = self.bodies.sim_mut(id)?;
         let old = sim.center;
-        sim.transform = Isometry::new(position.into(), rotation.normalize());
+        sim.transform = Isometry::new(position, rotation.normalize());
         sim.center = sim.transform.transform_point(local_center);
         sim.center0 = sim.center;
         let displacement = sim.center - old;

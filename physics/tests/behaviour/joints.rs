@@ -37,7 +37,7 @@ fn chain(w: &mut World, top: Vec3, n: usize) -> Vec<BodyId> {
         let p = top + Vec3::new(0.5 * (l as f32 + 0.5), 0.0, 0.0);
         let b = ball(w, 0.2, p);
         let (other, frame_a) = match links.last() {
-            None => (None, Isometry::from_translation(top.into())),
+            None => (None, Isometry::from_translation(top)),
             Some(&prev) => (
                 Some(prev),
                 Isometry::from_translation(Vec3A::new(0.25, 0.0, 0.0)),

@@ -380,7 +380,7 @@ fn a_compound_child_material_mixes_like_a_triangle() {
     ground(&mut w, MaterialId::DEFAULT);
     let runner = |x: f32| CompoundChild {
         shape: Shape::cuboid(Vec3::new(0.1, 0.1, 1.0)).unwrap(),
-        pose: Isometry::new(Vec3::new(x, 0.0, 0.0).into(), Quat::IDENTITY),
+        pose: Isometry::new(Vec3::new(x, 0.0, 0.0), Quat::IDENTITY),
         material: u32::from(ICE.0),
     };
     let sled = w

@@ -108,9 +108,9 @@ fn bumpy_field(scale: Vec3) -> Shape {
 /// with the surface height there in closed form: every interior sample, and the midpoint
 /// of every interior grid edge and cell diagonal (an edge is straight, so its midpoint's
 /// height is the mean of its ends' samples).
-fn grid_line_points(field: &HeightField) -> Vec<Vec3A> {
+fn grid_line_points(field: &HeightField) -> Vec<Vec3> {
     let (nx, nz) = field.sample_counts();
-    let mid = |a: Vec3A, b: Vec3A| 0.5 * (a + b);
+    let mid = |a: Vec3, b: Vec3| 0.5 * (a + b);
     let mut out = Vec::new();
     for j in 0..nz {
         for i in 0..nx {
@@ -182,7 +182,7 @@ fn sweep_grid_lines(
     }
     let (mut rays, mut misses, mut wrong) = (0, 0, 0);
     for p in grid_line_points(field) {
-        let on_surface = offset + rotation * Vec3::from(p);
+        let on_surface = offset + rotation * p;
         for &dir in &dirs {
             rays += 1;
             let origin = on_surface - dir * H;

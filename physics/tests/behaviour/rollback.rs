@@ -60,7 +60,7 @@ fn pile(threads: usize) -> (World, BodyId) {
             .create_body(&BodyDesc::dynamic(Shape::sphere(0.2).unwrap(), p))
             .unwrap();
         let frame_a = match prev {
-            None => Isometry::from_translation(top.into()),
+            None => Isometry::from_translation(top),
             Some(_) => Isometry::from_translation(Vec3A::new(-0.2, 0.0, 0.0)),
         };
         let frame_b = Isometry::from_translation(Vec3A::new(0.2, 0.0, 0.0));

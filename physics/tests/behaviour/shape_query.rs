@@ -24,7 +24,7 @@ fn fixed(w: &mut World, shape: Shape, p: Vec3) -> BodyId {
 }
 
 fn at(p: Vec3) -> Isometry {
-    Isometry::from_translation(p.into())
+    Isometry::from_translation(p)
 }
 
 /// SplitMix64 in [0, 1).
