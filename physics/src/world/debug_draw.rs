@@ -294,9 +294,9 @@ impl World {
         options: &DebugDrawOptions,
     ) {
         for contact in self.contacts() {
-            let normal = Vec3::from(contact.normal);
+            let normal = contact.normal;
             for (k, &(point, _separation)) in contact.points.iter().enumerate() {
-                let p = Vec3::from(point);
+                let p = point;
                 if options.contact_points {
                     renderer.point(p, 0.05, Color::RED);
                 }
