@@ -141,7 +141,7 @@ fn grid_line_points(field: &HeightField) -> Vec<Vec3> {
 fn as_mesh(field: &HeightField) -> Shape {
     let (nx, nz) = field.sample_counts();
     let vertices: Vec<Vec3> = (0..nz)
-        .flat_map(|j| (0..nx).map(move |i| Vec3::from(field.point(i, j))))
+        .flat_map(|j| (0..nx).map(move |i| field.point(i, j)))
         .collect();
     let id = |i: u32, j: u32| j * nx + i;
     let mut triangles = Vec::new();
