@@ -1,6 +1,6 @@
 //! A headless render loop at 144 Hz over physics at 60 Hz, with the step running beside
-//! the game's own work: the fixed-step clock says how many steps each frame is due (zero
-//! or one, mostly), the first starts with `World::step_async`, and while the workers run
+//! the game's own work: the fixed-step clock's `frame_async` runs the steps each frame is
+//! due (zero or one, mostly) and starts the last with `World::step_async`, and while the workers run
 //! it the game runs its frame on the same job system: 200 AI agents as jobs (each reads
 //! the presented poses of every body and steers away from the nearest), input and a
 //! particle update on the main thread, which polls the step between chunks. When the step
@@ -13,13 +13,13 @@
 //! ```
 //!
 //! The pattern, per frame:
-//! 1. `FixedStep::advance(elapsed)` gives the steps due and `alpha`;
-//! 2. the first due step starts with `step_async`; the game's jobs (which read the
-//!    presentation as the last frame drew it: the handle borrows the world, and the
-//!    presentation is not recorded until the step is done) and its main-thread work run
-//!    meanwhile, polling the handle between chunks;
-//! 3. `wait` (if the step is still running), `Presentation::record`, and any further due
-//!    step (a long frame) runs and is recorded the same way;
+//! 1. `FixedStep::frame_async(world, presentation, elapsed)` gives the steps due and
+//!    `alpha`, runs and records the due steps but the last (a long frame), and starts the
+//!    last with `step_async`;
+//! 2. the game's jobs (which read the presentation at the alpha the last frame drew: the
+//!    frame's handle borrows the world, and the running step is not recorded until it is
+//!    done) and its main-thread work run meanwhile, polling the handle between chunks;
+//! 3. `FrameStep::finish` waits (if the step is still running) and records the step;
 //! 4. the frame draws `presentation.iter(alpha)`.
 //!
 //! The scene is `pyramid20` with a ball thrown into it. Frames are 1/144 s of game time
@@ -170,18 +170,19 @@ impl Game {
         let jobs = &self.jobs;
         let start = jobs.now_ns();
         let mut blocked_ns = 0;
-        if self.presentation.records() == 0 {
-            self.presentation.record(&self.world);
-        }
-        // 1. The clock: steps due and alpha.
-        let report = self.clock.advance(elapsed);
-        let dt = self.clock.dt();
+        // 1. The clock: the steps due but the last run here (a long frame), the last
+        // starts beside the game's work.
+        let mut step = Self::timed(jobs, &mut blocked_ns, || {
+            self.clock
+                .frame_async(&mut self.world, &mut self.presentation, elapsed)
+        });
         {
-            // 2. The first due step beside the game's work.
-            let mut step = (report.steps > 0).then(|| self.world.step_async(dt));
+            // 2. The game's work beside the step.
             let (presentation, alpha) = (&self.presentation, self.drawn_alpha);
             let (agents, particles) = (&mut self.agents, &mut self.particles);
             let time = &mut self.time;
+            let step = &mut step;
+            let mut running = step.report().steps > 0;
             jobs.scope(|s| {
                 let t0 = jobs.now_ns();
                 *time += elapsed.max(0.0); // "input": read the devices, advance game time
@@ -197,28 +198,17 @@ impl Game {
                     let t0 = jobs.now_ns();
                     std::hint::black_box(update_particles(chunk, *time));
                     jobs.record_span("render", t0, jobs.now_ns());
-                    if let Some(handle) = &mut step {
-                        let poll = Self::timed(jobs, &mut blocked_ns, || handle.poll());
-                        if poll == Poll::Ready(()) {
-                            step = None;
-                        }
+                    if running {
+                        let poll = Self::timed(jobs, &mut blocked_ns, || step.poll());
+                        running = poll == Poll::Pending;
                     }
                 }
             });
-            // 3. Finish the step.
-            if let Some(handle) = step {
-                Self::timed(jobs, &mut blocked_ns, || handle.wait());
-            }
         }
-        if report.steps > 0 {
-            self.presentation.record(&self.world);
-        }
-        // ... and any further due step (a long frame), with nothing left to overlap.
-        for _ in 1..report.steps {
-            let handle = self.world.step_async(dt);
-            Self::timed(jobs, &mut blocked_ns, || handle.wait());
-            self.presentation.record(&self.world);
-        }
+        // 3. Finish the step (wait if it still runs) and record it.
+        let report = Self::timed(jobs, &mut blocked_ns, || {
+            step.finish(&mut self.presentation)
+        });
         // 4. Present: every body at alpha.
         let t0 = jobs.now_ns();
         let mut highest = f32::NEG_INFINITY;

@@ -11,7 +11,9 @@
 //!
 //! Then it measures the standard scenes `pyramid_big` and `free10k`: one step, a save, a
 //! restore, a replay of 10 steps, and the sizes of the dynamic and full snapshots per
-//! body (medians of repeated runs; see benches/RESULTS.md).
+//! body (medians of repeated runs; see benches/RESULTS.md), beside the floor a copy cannot
+//! beat: one `memcpy` of as many bytes as a save copies, and two of them (a save and a
+//! restore) as a share of the step.
 //!
 //! ```text
 //! cargo run --release -p joule-examples --example rollback -- [--threads 1] [--repeats 20]
@@ -33,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     mispredicted_kick(threads)?;
     println!();
     println!(
-        "{:<12} {:>7} {:>10} {:>9} {:>9} {:>7} {:>12} {:>10} {:>10}",
+        "{:<12} {:>7} {:>10} {:>9} {:>9} {:>7} {:>12} {:>10} {:>10} {:>9} {:>7}",
         "scene",
         "bodies",
         "step",
@@ -42,7 +44,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "s+r %",
         "replay 10",
         "dyn B/body",
-        "full B/body"
+        "full B/body",
+        "memcpy",
+        "2 cp %"
     );
     for kind in [SceneKind::PyramidBig, SceneKind::Free10k] {
         measure(kind, threads, repeats)?;
@@ -158,7 +162,16 @@ fn measure(
     world.snapshot_into(&mut image);
     let (mut saves, mut restores, mut replays) = (vec![], vec![], vec![]);
     let mut hashes = vec![];
+    // The floor a copy cannot beat: one `memcpy` of the bytes a save copies, from one
+    // kept buffer into another (warm, so from cache as far as it fits), on this thread.
+    let source = vec![1u8; saved.size_bytes()];
+    let mut target = vec![0u8; saved.size_bytes()];
+    let mut copies = vec![];
     for _ in 0..repeats {
+        let t = Instant::now();
+        target.copy_from_slice(std::hint::black_box(&source));
+        copies.push(t.elapsed());
+        std::hint::black_box(&mut target);
         let t = Instant::now();
         world.restore_dynamic(&saved)?;
         restores.push(t.elapsed());
@@ -177,13 +190,14 @@ fn measure(
     }
     let bodies = scene.bodies.len() + usize::from(scene.ground.is_some());
     // One step: the mean of the replay's ten.
-    let (step, save, restore) = (
+    let (step, save, restore, copy) = (
         median(&mut replays) / 10,
         median(&mut saves),
         median(&mut restores),
+        median(&mut copies),
     );
     println!(
-        "{:<12} {:>7} {:>7.3} ms {:>6.1} us {:>6.1} us {:>6.2}% {:>9.3} ms {:>10.0} {:>10.0}",
+        "{:<12} {:>7} {:>7.3} ms {:>6.1} us {:>6.1} us {:>6.2}% {:>9.3} ms {:>10.0} {:>10.0} {:>6.1} us {:>6.2}%",
         kind.name(),
         bodies,
         ms(step),
@@ -192,7 +206,9 @@ fn measure(
         100.0 * (save + restore).as_secs_f64() / step.as_secs_f64(),
         ms(median(&mut replays)),
         saved.size_bytes() as f64 / bodies as f64,
-        image.len() as f64 / bodies as f64
+        image.len() as f64 / bodies as f64,
+        copy.as_secs_f64() * 1e6,
+        100.0 * 2.0 * copy.as_secs_f64() / step.as_secs_f64(),
     );
     Ok(())
 }

@@ -2,14 +2,21 @@
 //! must end in the checked-in [`World::state_hash`], on 0 and on 2 worker threads. Any
 //! machine that runs the tests so checks that it computes the same bits as the machine
 //! that blessed them: the promise of README.md's determinism section, that the step calls
-//! no platform libm (`joule_physics::math`) and fuses no multiply-add, so an x86-64
-//! machine with any C library, OS or vector unit (baseline SSE2 or AVX2) gets these
-//! hashes.
+//! no platform libm (`joule_physics::math`), fuses no multiply-add, and does the few
+//! operations glam computes differently per back-end (cross product, quaternion product,
+//! rotation, a quaternion's dot product and normalisation) in one order of its own
+//! (`joule_physics::math::{cross, rotate, quat_mul, quat_normalize, ...}`).
 //!
-//! Not covered: other CPU architectures. glam's aarch64 (NEON) code sums a `Vec4`/`Quat`
-//! dot product (`Quat::normalize`, `length`) as `(x + y) + (z + w)`, its SSE2 code as
-//! `(x + z) + (y + w)`, so an aarch64 build differs in the last bit of a normalisation
-//! and soon everywhere. These hashes are x86-64's; README.md says what aarch64 would need.
+//! Promised: x86-64 with any OS, C library and CPU, and any `target-cpu`. CI builds this
+//! test three ways and each must give this table: plain (SSE2), with
+//! `RUSTFLAGS="-C target-cpu=x86-64-v3"` (FMA on, where glam would fuse), and with glam's
+//! portable scalar back-end (`--features joule-physics/glam-scalar-math`, test only).
+//!
+//! aarch64 (NEON) gets these hashes by construction, untested here (no aarch64 target is
+//! installed): glam's NEON code fuses the quaternion product and sums a quaternion's dot
+//! product in another order, and the step calls neither. One gap is known: its 3-vector
+//! `dot` adds a `+0` fourth lane, so a dot product that is exactly `-0` on SSE2 is `+0`
+//! there, which can reach the state as the sign of a zero (README.md says what closes it).
 //!
 //! # Regenerating
 //!

@@ -12,10 +12,28 @@
 //! glam is built with its `libm` feature, so its own (`Quat::from_axis_angle`,
 //! `from_rotation_*`, `to_axis_angle`, slerp) go there too. `sqrt` and the four
 //! arithmetic operations are exactly rounded by IEEE 754 and stay as they are. Rust never
-//! fuses a multiply and an add on its own, and the step calls no `mul_add`, so an FMA
-//! unit changes nothing. What this does and does not promise across CPU architectures is
-//! in README.md (Determinism) and `examples/tests/golden.rs`.
+//! fuses a multiply and an add on its own, and the step calls no `mul_add`.
+//!
+//! # The same bits from every glam back-end
+//!
+//! glam's vector code is not one order of operations: its SSE2 back-end FUSES the
+//! multiply-adds of a cross product, a quaternion product, a rotation (`Quat * Vec3A`,
+//! which takes a cross product) and its lerps whenever the crate is compiled with
+//! `target_feature = "fma"` (a game built with `-C target-cpu=native` or `x86-64-v3`),
+//! its aarch64 NEON back-end always fuses the quaternion product and sums a quaternion's
+//! dot product as `(x + y) + (z + w)` where SSE2 sums `(x + z) + (y + w)`. So the step
+//! does these few operations itself, each in one written order of IEEE operations:
+//! [`cross`], [`rotate`] and [`rotate_vec3`] (for `q * v`), [`quat_mul`] (for `a * b`),
+//! [`quat_dot`], [`quat_length`] and [`quat_normalize`]. Their order is the one glam's
+//! SSE2 code takes without FMA, so results on x86-64 are those of the plain build, and a
+//! build with FMA, with NEON or with glam's `scalar-math` computes the same bits. What
+//! stays glam's is lane-wise arithmetic (`+ - * /`, `sqrt`, `min`, `max`, `abs`), the
+//! 3-vector `dot`, `length` and `normalize` (every back-end sums `(x + y) + z`) and
+//! `Mat3A * Vec3A` (`(x + y) + z` of the columns, unfused everywhere). What this does and
+//! does not promise across CPU architectures is in README.md (Determinism) and
+//! `examples/tests/golden.rs`.
 
+use glam::Vec4;
 pub use glam::{Mat3A, Quat, Vec2, Vec3, Vec3A};
 
 /// A rigid transform: rotation followed by translation (`p' = rotation * p + translation`).
@@ -87,28 +105,28 @@ impl Isometry {
     #[must_use]
     #[inline]
     pub fn transform_point(&self, p: Vec3A) -> Vec3A {
-        self.rotation * p + self.translation
+        rotate(self.rotation, p) + self.translation
     }
 
     /// Rotates a direction from local to world space.
     #[must_use]
     #[inline]
     pub fn transform_vector(&self, v: Vec3A) -> Vec3A {
-        self.rotation * v
+        rotate(self.rotation, v)
     }
 
     /// Transforms a world-space point into local space.
     #[must_use]
     #[inline]
     pub fn inverse_transform_point(&self, p: Vec3A) -> Vec3A {
-        self.rotation.inverse() * (p - self.translation)
+        rotate(self.rotation.inverse(), p - self.translation)
     }
 
     /// Rotates a world-space direction into local space.
     #[must_use]
     #[inline]
     pub fn inverse_transform_vector(&self, v: Vec3A) -> Vec3A {
-        self.rotation.inverse() * v
+        rotate(self.rotation.inverse(), v)
     }
 
     /// The inverse transform.
@@ -116,7 +134,7 @@ impl Isometry {
     pub fn inverse(&self) -> Self {
         let r = self.rotation.inverse();
         Self {
-            translation: -(r * self.translation),
+            translation: -rotate(r, self.translation),
             rotation: r,
         }
     }
@@ -126,7 +144,7 @@ impl Isometry {
     pub fn mul_isometry(&self, other: &Self) -> Self {
         Self {
             translation: self.transform_point(other.translation),
-            rotation: self.rotation * other.rotation,
+            rotation: quat_mul(self.rotation, other.rotation),
         }
     }
 
@@ -179,8 +197,76 @@ impl From<Isometry> for (Vec3, Quat) {
 /// are the same rotation; the one nearer `a` is used). Not constant speed; see [`slerp`].
 #[must_use]
 pub fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    (a + (b - a) * t).normalize()
+    let b = if quat_dot(a, b) < 0.0 { -b } else { b };
+    quat_normalize(a + (b - a) * t)
+}
+
+/// The cross product `a × b`, unfused on every back-end (see the [module docs](self)).
+#[must_use]
+#[inline]
+pub fn cross(a: Vec3A, b: Vec3A) -> Vec3A {
+    use glam::Vec3Swizzles;
+    // Lane by lane `a.y b.z - a.z b.y` and so on: two products and a difference, each
+    // rounded on its own.
+    a.yzx() * b.zxy() - a.zxy() * b.yzx()
+}
+
+/// The rotation of `v` by the unit quaternion `q` (glam's `q * v`), in one fixed order
+/// on every back-end (see the [module docs](self)): with `u` the vector part and `w` the
+/// scalar, `(v (w² - u·u) + u 2(v·u)) + (u × v) 2w`.
+#[must_use]
+#[inline]
+pub fn rotate(q: Quat, v: Vec3A) -> Vec3A {
+    let u = Vec3A::new(q.x, q.y, q.z);
+    let w = q.w;
+    v * (w * w - u.dot(u)) + u * (v.dot(u) * 2.0) + cross(u, v) * (w * 2.0)
+}
+
+/// [`rotate`] for a `Vec3`.
+#[must_use]
+#[inline]
+pub fn rotate_vec3(q: Quat, v: Vec3) -> Vec3 {
+    rotate(q, Vec3A::from(v)).into()
+}
+
+/// The quaternion product `a b` (glam's `a * b`: `b`'s rotation first, then `a`'s), in
+/// one fixed order on every back-end (see the [module docs](self)).
+#[must_use]
+#[inline]
+pub fn quat_mul(a: Quat, b: Quat) -> Quat {
+    // Each component is two unfused pairs summed, as glam's unfused SSE2 code groups them.
+    Quat::from_xyzw(
+        (a.x * b.w + a.w * b.x) + (a.y * b.z - a.z * b.y),
+        (a.w * b.y - a.x * b.z) + (a.y * b.w + a.z * b.x),
+        (a.x * b.y + a.w * b.z) + (a.z * b.w - a.y * b.x),
+        (a.w * b.w - a.x * b.x) + (-(a.z * b.z) - a.y * b.y),
+    )
+}
+
+/// The 4-dimensional dot product of two quaternions, summed `(x + z) + (y + w)` on every
+/// back-end (see the [module docs](self)). For unit rotations it is the cosine of half
+/// the angle between them.
+#[must_use]
+#[inline]
+pub fn quat_dot(a: Quat, b: Quat) -> f32 {
+    let p = Vec4::from(a) * Vec4::from(b);
+    (p.x + p.z) + (p.y + p.w)
+}
+
+/// The length of a quaternion, `sqrt(quat_dot(q, q))`.
+#[must_use]
+#[inline]
+pub fn quat_length(q: Quat) -> f32 {
+    quat_dot(q, q).sqrt()
+}
+
+/// `q` divided by its length, the same bits on every back-end (see the
+/// [module docs](self)). A zero or non-finite `q` gives non-finite components, as glam's
+/// `Quat::normalize` does.
+#[must_use]
+#[inline]
+pub fn quat_normalize(q: Quat) -> Quat {
+    Quat::from_vec4(Vec4::from(q) / quat_length(q))
 }
 
 /// `y.atan2(x)`: the angle of the point (x, y) from the x axis, in (-π, π], the same
@@ -221,9 +307,9 @@ pub fn acos(x: f32) -> f32 {
 /// `atan2` of the relative rotation, accurate for every angle.
 #[must_use]
 pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
-    let b = if a.dot(b) < 0.0 { -b } else { b };
+    let b = if quat_dot(a, b) < 0.0 { -b } else { b };
     // The relative rotation a⁻¹ b, with w >= 0 (its w is a · b).
-    let r = a.conjugate() * b;
+    let r = quat_mul(a.conjugate(), b);
     let axis = Vec3::new(r.x, r.y, r.z);
     let sin_half = axis.length();
     if sin_half == 0.0 {
@@ -232,7 +318,7 @@ pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
     let half = atan2(sin_half, r.w);
     let (s, c) = sin_cos(half * t);
     let axis = axis / sin_half * s;
-    (a * Quat::from_xyzw(axis.x, axis.y, axis.z, c)).normalize()
+    quat_normalize(quat_mul(a, Quat::from_xyzw(axis.x, axis.y, axis.z, c)))
 }
 
 #[cfg(test)]
@@ -287,6 +373,72 @@ mod tests {
                 assert!(angle_between(f(a, -b, t), expected) < 1e-3);
                 assert!(angle_between(f(-a, b, t), expected) < 1e-3);
             }
+        }
+    }
+
+    /// A deterministic spread of values over several magnitudes and both signs.
+    fn samples(n: usize) -> impl Iterator<Item = (Quat, Quat, Vec3A, Vec3A)> {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let unit = (state >> 40) as f32 / (1u64 << 24) as f32;
+            (unit * 2.0 - 1.0) * [1.0, 1e-3, 37.0][(state >> 20) as usize % 3]
+        };
+        (0..n).map(move |_| {
+            let mut v = || Vec3A::new(next(), next(), next());
+            let (a, b, c, d) = (v(), v(), v(), v());
+            let q = |v: Vec3A, w: f32| Quat::from_xyzw(v.x, v.y, v.z, w).normalize();
+            (q(a, c.x), q(b, c.y), c, d)
+        })
+    }
+
+    /// On x86-64 without FMA glam's SSE2 code takes the very order written here, so the
+    /// fixed-order functions give glam's plain-build bits (and the golden hashes blessed
+    /// with it). With FMA, NEON or `scalar-math`, glam may differ; these do not.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    #[test]
+    fn fixed_order_gives_glams_plain_sse2_bits() {
+        for (p, q, u, v) in samples(100_000) {
+            let v3 = |v: Vec3A| v.to_array().map(f32::to_bits);
+            let q4 = |q: Quat| q.to_array().map(f32::to_bits);
+            assert_eq!(v3(cross(u, v)), v3(u.cross(v)));
+            assert_eq!(v3(rotate(q, v)), v3(q * v));
+            assert_eq!(
+                v3(rotate_vec3(q, v.into()).into()),
+                v3((q * Vec3::from(v)).into())
+            );
+            assert_eq!(q4(quat_mul(p, q)), q4(p * q));
+            assert_eq!(quat_dot(p, q).to_bits(), p.dot(q).to_bits());
+            let raw = Quat::from_xyzw(u.x, u.y, u.z, v.x);
+            assert_eq!(quat_length(raw).to_bits(), raw.length().to_bits());
+            assert_eq!(q4(quat_normalize(raw)), q4(raw.normalize()));
+        }
+    }
+
+    /// What the fixed order must still be, on any back-end: the textbook results to f32
+    /// rounding.
+    #[test]
+    fn fixed_order_products_are_the_textbook_ones() {
+        for (p, q, u, v) in samples(10_000) {
+            let (u3, v3) = (Vec3::from(u), Vec3::from(v));
+            let c = Vec3::new(
+                u3.y * v3.z - u3.z * v3.y,
+                u3.z * v3.x - u3.x * v3.z,
+                u3.x * v3.y - u3.y * v3.x,
+            );
+            assert_eq!(Vec3::from(cross(u, v)), c);
+            // q v q*, as a quaternion product.
+            let vq = Quat::from_xyzw(v.x, v.y, v.z, 0.0);
+            let r = quat_mul(quat_mul(q, vq), q.conjugate());
+            let scale = v.length().max(1e-30);
+            assert!((rotate(q, v) - Vec3A::new(r.x, r.y, r.z)).length() <= 1e-5 * scale);
+            assert!((rotate(q, v).length() - v.length()).abs() <= 1e-5 * scale);
+            // Rotating by p q is rotating by q, then by p.
+            let pq = rotate(quat_mul(p, q), v);
+            assert!((pq - rotate(p, rotate(q, v))).length() <= 1e-5 * scale);
+            assert!((quat_length(quat_normalize(p * 3.0)) - 1.0).abs() <= 1e-6);
         }
     }
 

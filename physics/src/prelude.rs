@@ -19,7 +19,7 @@ pub use crate::collision::query::{QueryFilter, RayHit};
 pub use crate::dynamics::solver::SolverSettings;
 pub use crate::error::PhysicsError;
 pub use crate::events::{ContactEvent, ContactEventKind, SensorEvent};
-pub use crate::game::{FixedStep, FrameReport, Presentation};
+pub use crate::game::{FixedStep, FrameReport, FrameStep, Presentation};
 pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};
 pub use crate::shape::Shape;

@@ -15,6 +15,7 @@
 //! it is refused with [`PhysicsError::InvalidMassProperties`].
 
 use crate::error::PhysicsError;
+use crate::math::quat_normalize;
 use crate::math::{Mat3A, Quat, Vec3, Vec3A};
 use crate::shape::{MassProperties, Shape};
 
@@ -179,7 +180,7 @@ pub fn principal_axes(m: Mat3A) -> (Vec3, Quat) {
         a[order[2]][order[2]] as f32,
     );
     let r = glam::Mat3::from_cols(x, y, z);
-    (moments, Quat::from_mat3(&r).normalize())
+    (moments, quat_normalize(Quat::from_mat3(&r)))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use crate::body::mass::MassSpec;
 use crate::error::PhysicsError;
 use crate::geometry::dynamic_tree::ProxyId;
 use crate::material::{MaterialId, SurfaceMaterial};
+use crate::math::quat_dot;
 use crate::math::{Isometry, Mat3A, Quat, Vec3, Vec3A};
 use crate::shape::{MassProperties, Shape, Sphere};
 
@@ -282,7 +283,7 @@ pub(crate) fn validate_rotation(q: Quat) -> Result<(), PhysicsError> {
     if !q.is_finite() {
         return Err(PhysicsError::NonFiniteRotation);
     }
-    if (q.length_squared() - 1.0).abs() > 2e-3 {
+    if (quat_dot(q, q) - 1.0).abs() > 2e-3 {
         return Err(PhysicsError::NonNormalizedRotation);
     }
     Ok(())

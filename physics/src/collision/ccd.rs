@@ -41,6 +41,7 @@ use crate::geometry::aabb::Aabb;
 use crate::geometry::support::ConvexSupport;
 use crate::material::MaterialMixing;
 use crate::math::{Isometry, Mat3A, Vec3A};
+use crate::math::{cross, rotate};
 use crate::shape::{HalfSpace, Shape, for_each_triangle};
 
 /// A body is cast when it moved more than this fraction of its inner radius in a step.
@@ -106,7 +107,7 @@ fn start_pose(bodies: &Bodies, index: u32) -> Isometry {
     let sim = bodies.sim_of(index);
     Isometry {
         rotation: sim.transform.rotation,
-        translation: sim.center0 - sim.transform.rotation * sim.local_center,
+        translation: sim.center0 - rotate(sim.transform.rotation, sim.local_center),
     }
 }
 
@@ -602,8 +603,8 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
     };
     let (ra, rb) = (point - sa.center, point - sb.center);
     let vel = |sa: &BodySim, sb: &BodySim| {
-        (sb.linear_velocity + sb.angular_velocity.cross(rb))
-            - (sa.linear_velocity + sa.angular_velocity.cross(ra))
+        (sb.linear_velocity + cross(sb.angular_velocity, rb))
+            - (sa.linear_velocity + cross(sa.angular_velocity, ra))
     };
     let dv = vel(&sa, &sb);
     let vn = dv.dot(n);
@@ -611,7 +612,7 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
         return;
     }
     let k = |dir: Vec3A| {
-        let (xa, xb) = (ra.cross(dir), rb.cross(dir));
+        let (xa, xb) = (cross(ra, dir), cross(rb, dir));
         ma + mb + xa.dot(inv_ia * xa) + xb.dot(inv_ib * xb)
     };
     let e = if vn <= -response.restitution_threshold {
@@ -630,11 +631,11 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
     }
     let a = bodies.sim_mut(bodies.id_of(ia)).expect("live fast body");
     a.linear_velocity -= ma * impulse;
-    a.angular_velocity -= inv_ia * ra.cross(impulse);
+    a.angular_velocity -= inv_ia * cross(ra, impulse);
     if b_dynamic {
         let b = bodies.sim_mut(bodies.id_of(ib)).expect("live body hit");
         b.linear_velocity += mb * impulse;
-        b.angular_velocity += inv_ib * rb.cross(impulse);
+        b.angular_velocity += inv_ib * cross(rb, impulse);
     }
 }
 
@@ -645,5 +646,5 @@ fn move_back(bodies: &mut Bodies, index: u32, fraction: f32) {
         .sim_mut(id)
         .expect("CCD only moves live bodies found this step");
     sim.center = sim.center0 + (sim.center - sim.center0) * fraction;
-    sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
+    sim.transform.translation = sim.center - rotate(sim.transform.rotation, sim.local_center);
 }

@@ -14,6 +14,7 @@
 //! The stages take the parts they touch as arguments, never the world, so the step graph
 //! can declare exactly what each one reads and writes.
 
+use crate::math::rotate;
 use joule_jobs::{DisjointChunk, JobSystem};
 
 use crate::body::filter::{ExclusionList, LayerTable};
@@ -451,7 +452,7 @@ fn update_contact(
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
     let mut touching = if !sensor && c.cache.matches(&rel) {
-        let n = sa.transform.rotation * c.cache.normal;
+        let n = rotate(sa.transform.rotation, c.cache.normal);
         c.manifold.normal = n;
         for p in &mut c.manifold.points {
             let pa = sa.transform.transform_point(p.local_a);
@@ -489,7 +490,7 @@ fn update_contact(
             c.cache = PairCache {
                 position: rel.translation,
                 rotation: rel.rotation,
-                normal: sa.transform.rotation.inverse() * manifold.normal,
+                normal: rotate(sa.transform.rotation.inverse(), manifold.normal),
                 valid: true,
             };
         }

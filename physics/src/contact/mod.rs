@@ -15,6 +15,7 @@
 
 pub mod hooks;
 
+use crate::math::{cross, quat_dot};
 use std::collections::HashMap;
 
 use arrayvec::ArrayVec;
@@ -165,7 +166,8 @@ impl ContactHit {
         let point = (sa.transform.transform_point(p.local_a)
             + sb.transform.transform_point(p.local_b))
             * 0.5;
-        let velocity = |s: &BodySim| s.linear_velocity + s.angular_velocity.cross(point - s.center);
+        let velocity =
+            |s: &BodySim| s.linear_velocity + cross(s.angular_velocity, point - s.center);
         let now = (velocity(sb) - velocity(sa)).dot(n);
         let mut last = c.impulses.get(i).map_or(0.0, |imp| imp.relative_velocity);
         let closing = -fall.dot(n);
@@ -240,7 +242,7 @@ impl PairCache {
         self.valid
             && (rel.translation - self.position).length_squared()
                 < Self::MAX_SHIFT * Self::MAX_SHIFT
-            && rel.rotation.dot(self.rotation).abs() > Self::MAX_TURN_COS_HALF
+            && quat_dot(rel.rotation, self.rotation).abs() > Self::MAX_TURN_COS_HALF
     }
 }
 

@@ -7,7 +7,10 @@
 //! instead of spending the next frame catching up, which would be slower still (the
 //! "spiral of death").
 
+use std::task::Poll;
+
 use crate::error::PhysicsError;
+use crate::world::StepHandle;
 use crate::world::World;
 
 use super::presentation::Presentation;
@@ -152,6 +155,108 @@ impl FixedStep {
             presentation.record(world);
         }
         report
+    }
+
+    /// [`frame`](Self::frame) with its last step running beside the caller: the steps
+    /// due but the last run and are recorded here, the last is started with
+    /// [`World::step_async`] and the returned [`FrameStep`] holds it (and the world's
+    /// borrow, as a [`StepHandle`] does) while the game does its frame's work.
+    /// [`FrameStep::finish`] waits for the step and records it into the presentation;
+    /// after it the world and the presentation are exactly, bit for bit, what `frame`
+    /// leaves.
+    ///
+    /// Meanwhile the presentation holds the steps before the running one, so a game
+    /// that draws during the step presents one step later than after `frame` (draw
+    /// `presentation.pose(body, report.alpha)` from the two steps it has); a game that
+    /// draws after `finish` presents as after `frame`.
+    ///
+    /// ```
+    /// use joule_physics::prelude::*;
+    ///
+    /// let mut world = World::new(WorldDesc::default(), JobSystem::new(1)?);
+    /// let ball = world.create_body(&BodyDesc::dynamic(Shape::sphere(0.5)?, Vec3::Y * 10.0))?;
+    /// let mut clock = FixedStep::new(1.0 / 60.0)?;
+    /// let mut presentation = Presentation::new();
+    /// for _ in 0..30 {
+    ///     let step = clock.frame_async(&mut world, &mut presentation, 1.0 / 30.0);
+    ///     // The frame's own work, beside the step: read the steps recorded so far.
+    ///     let _drawn = presentation.pose(ball, step.report().alpha)?;
+    ///     let report = step.finish(&mut presentation);
+    ///     assert_eq!(report.steps, 2);
+    /// }
+    /// assert!(world.position(ball)?.y < 10.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn frame_async<'w>(
+        &mut self,
+        world: &'w mut World,
+        presentation: &mut Presentation,
+        elapsed: f32,
+    ) -> FrameStep<'w> {
+        if presentation.records() == 0 {
+            presentation.record(world);
+        }
+        let report = self.advance(elapsed);
+        for _ in 1..report.steps {
+            world.step(self.dt);
+            presentation.record(world);
+        }
+        let step = if report.steps > 0 {
+            Some(world.step_async(self.dt))
+        } else {
+            None
+        };
+        FrameStep { report, step }
+    }
+}
+
+/// A frame whose last step runs beside the caller, from [`FixedStep::frame_async`]. Like
+/// a [`StepHandle`] it borrows the world until it is finished; [`finish`](Self::finish)
+/// it with the presentation that started it. Dropping it instead finishes the step (as
+/// dropping a `StepHandle` does) but leaves it out of the presentation, which then
+/// interpolates across it.
+#[must_use = "finish the frame, or its last step is left out of the presentation"]
+#[derive(Debug)]
+pub struct FrameStep<'w> {
+    report: FrameReport,
+    /// The frame's last step, `None` when no step was due.
+    step: Option<StepHandle<'w>>,
+}
+
+impl FrameStep<'_> {
+    /// What the frame does: the steps it runs (the last one still running), the `alpha`
+    /// to present at and any backlog dropped, as [`FixedStep::frame`] reports them.
+    #[must_use]
+    pub fn report(&self) -> FrameReport {
+        self.report
+    }
+
+    /// Whether the frame's last step (if any) is finished; [`finish`](Self::finish) then
+    /// returns without waiting.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.step.as_ref().is_none_or(StepHandle::is_done)
+    }
+
+    /// Runs the step's queued jobs on this thread ([`StepHandle::poll`]) and says whether
+    /// it is finished: with no workers, polling is what runs the step.
+    ///
+    /// # Panics
+    /// With a stage's panic, as [`StepHandle::poll`].
+    pub fn poll(&mut self) -> Poll<()> {
+        self.step.as_mut().map_or(Poll::Ready(()), StepHandle::poll)
+    }
+
+    /// Waits for the last step, records it into `presentation` (the one given to
+    /// [`FixedStep::frame_async`]) and returns the frame's report.
+    ///
+    /// # Panics
+    /// With a stage's panic, as [`StepHandle::wait`].
+    pub fn finish(self, presentation: &mut Presentation) -> FrameReport {
+        if let Some(step) = self.step {
+            presentation.record(step.wait());
+        }
+        self.report
     }
 }
 

@@ -31,7 +31,9 @@
 //! [`StepHandle`] at once and the workers run the stages while the game works and reads
 //! its presentation; the handle borrows the world until the step is finished, and the
 //! game records the presentation after [`wait`](crate::world::StepHandle::wait) or a ready
-//! [`poll`](crate::world::StepHandle::poll).
+//! [`poll`](crate::world::StepHandle::poll). [`FixedStep::frame_async`] does this for the
+//! fixed-step clock: the frame's last step runs beside the game, and
+//! [`FrameStep::finish`] records it; the results are `frame`'s, bit for bit.
 //!
 //! This layer uses only the world's public surface, as a game does: [`World::bodies`]
 //! (body order, no allocation) and [`World::teleport_count`]. Recording copies into
@@ -61,5 +63,5 @@
 pub mod fixed_step;
 pub mod presentation;
 
-pub use fixed_step::{FixedStep, FrameReport};
+pub use fixed_step::{FixedStep, FrameReport, FrameStep};
 pub use presentation::{Presentation, PresentedPoses};

@@ -22,6 +22,7 @@
 use crate::body::BodyId;
 use crate::error::PhysicsError;
 use crate::math::{Isometry, Quat, Vec3, Vec3A};
+use crate::math::{quat_mul, quat_normalize, rotate};
 use crate::world::World;
 
 /// One body after one step.
@@ -151,8 +152,8 @@ impl Presentation {
         let turn = Quat::from_scaled_axis((s.angular_velocity * t).into());
         let center = s.center_of_mass + s.linear_velocity * t;
         Ok(Isometry::new(
-            center + turn * (s.pose.translation - s.center_of_mass),
-            (turn * s.pose.rotation).normalize(),
+            center + rotate(turn, s.pose.translation - s.center_of_mass),
+            quat_normalize(quat_mul(turn, s.pose.rotation)),
         ))
     }
 

@@ -24,6 +24,7 @@
 
 use crate::body::BodyId;
 use crate::error::PhysicsError;
+use crate::math::quat_length;
 use crate::math::{Isometry, Vec3A};
 
 /// A handle to a joint: slot index plus generation.
@@ -314,7 +315,7 @@ impl JointDesc {
         let frame_ok = |f: &Isometry| {
             f.translation.is_finite()
                 && f.rotation.is_finite()
-                && (f.rotation.length() - 1.0).abs() <= 1e-3
+                && (quat_length(f.rotation) - 1.0).abs() <= 1e-3
         };
         if !frame_ok(&self.frame_a) || !frame_ok(&self.frame_b) {
             return Err(PhysicsError::InvalidJoint);

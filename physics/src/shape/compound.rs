@@ -8,6 +8,7 @@
 //! a sum of pieces means.
 
 use crate::geometry::aabb::Aabb;
+use crate::math::quat_length;
 use crate::math::{Isometry, Mat3A, Vec3A};
 
 use super::bvh::Bvh;
@@ -48,7 +49,7 @@ impl Compound {
             }
             if !c.pose.translation.is_finite()
                 || !c.pose.rotation.is_finite()
-                || (c.pose.rotation.length() - 1.0).abs() > 1e-3
+                || (quat_length(c.pose.rotation) - 1.0).abs() > 1e-3
             {
                 return Err(ShapeError::NonFinite);
             }

@@ -13,6 +13,7 @@
 
 use crate::geometry::aabb::Aabb;
 use crate::geometry::support::{ConvexSupport, MAX_FACE_VERTICES, SupportFace};
+use crate::math::cross;
 use crate::math::{self, Isometry, Mat3A, Vec3, Vec3A};
 
 use super::{MassProperties, ShapeError, ShapeRayHit};
@@ -47,9 +48,7 @@ struct Tri {
 }
 
 fn tri(points: &[Vec3A], a: usize, b: usize, c: usize) -> Tri {
-    let n = (points[b] - points[a])
-        .cross(points[c] - points[a])
-        .normalize_or_zero();
+    let n = cross(points[b] - points[a], points[c] - points[a]).normalize_or_zero();
     Tri {
         v: [a, b, c],
         n,
@@ -99,9 +98,7 @@ impl ConvexHull {
         if line_dist(points[i2]) <= eps {
             return Err(ShapeError::Degenerate);
         }
-        let plane_n = (points[i1] - points[i0])
-            .cross(points[i2] - points[i0])
-            .normalize();
+        let plane_n = cross(points[i1] - points[i0], points[i2] - points[i0]).normalize();
         let plane_dist = |p: Vec3A| plane_n.dot(p - points[i0]);
         let i3 = (0..points.len())
             .max_by(|&a, &b| {
@@ -190,7 +187,7 @@ impl ConvexHull {
         for (n, verts) in groups {
             let c = verts.iter().map(|&v| points[v]).sum::<Vec3A>() / verts.len() as f32;
             let t1 = (points[verts[0]] - c).normalize_or_zero();
-            let t2 = n.cross(t1);
+            let t2 = cross(n, t1);
             let mut ring: Vec<(f32, usize)> = verts
                 .iter()
                 .map(|&v| {
@@ -255,7 +252,7 @@ impl ConvexHull {
             for k in 1..f.vertices.len() - 1 {
                 let v1 = self.vertices[f.vertices[k] as usize] - r;
                 let v2 = self.vertices[f.vertices[k + 1] as usize] - r;
-                let vol = v0.dot(v1.cross(v2)) / 6.0;
+                let vol = v0.dot(cross(v1, v2)) / 6.0;
                 volume += vol;
                 let s = v0 + v1 + v2;
                 first += vol * s / 4.0;

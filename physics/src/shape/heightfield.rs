@@ -15,6 +15,7 @@
 //! exactly as for meshes (`mesh::edge_is_active`), computed when a triangle is fetched.
 
 use crate::geometry::aabb::Aabb;
+use crate::math::cross;
 use crate::math::{Vec2, Vec3};
 
 use crate::math::Vec3A;
@@ -197,9 +198,7 @@ impl HeightField {
                 ((ii + 1, jj), (ii + 2, jj)),
             ]
         };
-        let n = (vertices[1] - vertices[0])
-            .cross(vertices[2] - vertices[0])
-            .normalize();
+        let n = cross(vertices[1] - vertices[0], vertices[2] - vertices[0]).normalize();
         let mut active = 0;
         for (k, ((ci, cj), (vi, vj))) in neighbours.into_iter().enumerate() {
             let on = if self.exists(ci, cj) {

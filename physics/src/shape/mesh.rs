@@ -14,6 +14,7 @@
 //! the mesh body's own material.
 
 use crate::geometry::aabb::Aabb;
+use crate::math::cross;
 use crate::math::{Vec3, Vec3A};
 
 use super::bvh::Bvh;
@@ -28,7 +29,7 @@ const ACTIVE_EDGE_COS: f32 = 0.996_194_7;
 #[must_use]
 pub(crate) fn edge_is_active(a: Vec3A, b: Vec3A, n: Vec3A, v: Vec3A) -> bool {
     // The neighbour (b, a, v) winds the same way as the triangle.
-    let n2 = (a - b).cross(v - b).normalize_or_zero();
+    let n2 = cross(a - b, v - b).normalize_or_zero();
     let convex = n.dot(v - a) < 0.0;
     convex && n.dot(n2) < ACTIVE_EDGE_COS
 }
@@ -70,7 +71,7 @@ impl TriangleMesh {
                 return Err(ShapeError::IndexOutOfRange(t as u32));
             }
             let [a, b, c] = tri.map(|i| vertices[i as usize]);
-            let cross = (b - a).cross(c - a);
+            let cross = cross(b - a, c - a);
             let scale = (b - a).length_squared().max((c - a).length_squared());
             // Area relative to the longest edge: slivers thinner than 1e-6 of their
             // length have no usable normal.

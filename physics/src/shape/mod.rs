@@ -24,6 +24,7 @@ mod mesh;
 mod primitives;
 mod triangle;
 
+use crate::math::rotate;
 use std::sync::Arc;
 
 pub use bvh::Bvh;
@@ -384,7 +385,7 @@ impl Shape {
                 Aabb::from_center_half_extents(iso.translation, Vec3A::splat(s.radius))
             }
             Shape::Capsule(c) => {
-                let axis = iso.rotation * Vec3A::new(0.0, c.half_height, 0.0);
+                let axis = rotate(iso.rotation, Vec3A::new(0.0, c.half_height, 0.0));
                 let r = Vec3A::splat(c.radius);
                 let (a, b) = (iso.translation + axis, iso.translation - axis);
                 Aabb::new(a.min(b) - r, a.max(b) + r)

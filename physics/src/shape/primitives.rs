@@ -3,6 +3,7 @@
 //! Boxes and cylinders use a convex radius of zero: their core is the exact shape. The
 //! narrow phase has dedicated routines for boxes, and GJK + EPA handle the rest exactly.
 
+use crate::math::rotate;
 use std::f32::consts::PI;
 
 use crate::geometry::support::{ConvexSupport, SupportFace};
@@ -392,9 +393,9 @@ impl HalfSpace {
         shape: &dyn crate::geometry::support::ConvexSupport,
         shape_pose: &crate::math::Isometry,
     ) -> (f32, Vec3A, Vec3A) {
-        let n = pose.rotation * self.normal;
+        let n = rotate(pose.rotation, self.normal);
         let offset = n.dot(pose.translation) + self.offset;
-        let local_dir = shape_pose.rotation.inverse() * -n;
+        let local_dir = rotate(shape_pose.rotation.inverse(), -n);
         let deepest = shape_pose.transform_point(shape.support(local_dir));
         (n.dot(deepest) - offset, n, deepest)
     }

@@ -9,6 +9,7 @@
 
 use crate::geometry::support::{ConvexSupport, SupportFace};
 use crate::math::Vec3A;
+use crate::math::cross;
 
 use super::ShapeRayHit;
 
@@ -32,7 +33,7 @@ impl Triangle {
     #[must_use]
     pub fn normal(&self) -> Vec3A {
         let [a, b, c] = self.vertices;
-        (b - a).cross(c - a).normalize_or_zero()
+        cross(b - a, c - a).normalize_or_zero()
     }
 
     /// Barycentric coordinates of `p` (projected onto the plane).

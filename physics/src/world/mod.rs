@@ -19,6 +19,7 @@ pub mod shape_query;
 pub mod snapshot;
 pub mod step_async;
 
+use crate::math::{cross, quat_normalize};
 use joule_jobs::JobSystem;
 
 use crate::body::filter::ExclusionList;
@@ -198,7 +199,7 @@ impl World {
             (0.0, Vec3A::ZERO, Mat3A::ZERO)
         };
 
-        let transform = Isometry::new(desc.position, desc.rotation.normalize());
+        let transform = Isometry::new(desc.position, quat_normalize(desc.rotation));
         let center = transform.transform_point(local_center);
         let moving = desc.motion_type != MotionType::Fixed;
         let body = Body {
@@ -409,7 +410,7 @@ impl World {
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
         let sim = self.bodies.sim_mut(id)?;
         let old = sim.center;
-        sim.transform = Isometry::new(position, rotation.normalize());
+        sim.transform = Isometry::new(position, quat_normalize(rotation));
         sim.center = sim.transform.transform_point(local_center);
         sim.center0 = sim.center;
         let displacement = sim.center - old;
@@ -660,7 +661,7 @@ impl World {
         let j = Vec3A::from(impulse);
         sim.linear_velocity += sim.inv_mass * j;
         let r = Vec3A::from(point) - sim.center;
-        sim.angular_velocity += sim.inv_inertia_world() * r.cross(j);
+        sim.angular_velocity += sim.inv_inertia_world() * cross(r, j);
         Ok(())
     }
 

@@ -21,6 +21,7 @@ use crate::dynamics::island;
 use crate::dynamics::solver::SolverSettings;
 use crate::error::PhysicsError;
 use crate::math::{Isometry, Quat, Vec3, Vec3A};
+use crate::math::{quat_mul, quat_normalize};
 use crate::world::{World, snapshot};
 
 impl World {
@@ -171,8 +172,12 @@ impl World {
         let substeps = self.desc.solver.substeps.max(1);
         let current = self.bodies.sim(id)?.transform;
         let linear_velocity = (target.translation - current.translation) / dt;
-        let angular_velocity =
-            angular_velocity_to(current.rotation, target.rotation.normalize(), dt, substeps);
+        let angular_velocity = angular_velocity_to(
+            current.rotation,
+            quat_normalize(target.rotation),
+            dt,
+            substeps,
+        );
         if !(linear_velocity.is_finite() && angular_velocity.is_finite()) {
             // Finite poses whose difference overflows over a tiny `dt`.
             return Err(PhysicsError::NonFiniteVelocity);
@@ -188,7 +193,7 @@ impl World {
 /// The angular velocity that `substeps` position substeps of `dt / substeps` turn from
 /// `from` to `to` with (see the module docs), by the shortest arc.
 fn angular_velocity_to(from: Quat, to: Quat, dt: f32, substeps: u32) -> Vec3A {
-    let mut delta = (to * from.conjugate()).normalize();
+    let mut delta = quat_normalize(quat_mul(to, from.conjugate()));
     if delta.w < 0.0 {
         delta = -delta;
     }

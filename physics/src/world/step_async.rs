@@ -70,7 +70,8 @@ use super::World;
 /// ```
 #[must_use = "the step runs until the handle is waited on, polled to completion or dropped"]
 pub struct StepHandle<'w> {
-    world: &'w mut World,
+    /// `Some` until [`wait`](StepHandle::wait) hands the world back to its caller.
+    world: Option<&'w mut World>,
     /// `Some` while the step runs; `None` once the parts are back.
     run: Option<RunHandle>,
 }
@@ -100,13 +101,13 @@ impl World {
         self.lend_to(&mut ctx, dt);
         let run = self.step_graph.run_async(&self.jobs, ctx);
         StepHandle {
-            world: self,
+            world: Some(self),
             run: Some(run),
         }
     }
 }
 
-impl StepHandle<'_> {
+impl<'w> StepHandle<'w> {
     /// Whether the step is finished (its parts may still be in the handle: a
     /// [`poll`](Self::poll) or [`wait`](Self::wait) hands them back at once).
     #[must_use]
@@ -122,8 +123,10 @@ impl StepHandle<'_> {
     /// With the first panic of a stage or step listener, once the world has its parts
     /// back (as [`World::step`] does).
     pub fn poll(&mut self) -> Poll<()> {
-        if self.run.is_some() {
-            self.world.jobs.run_pending();
+        if self.run.is_some()
+            && let Some(world) = self.world.as_deref()
+        {
+            world.jobs.run_pending();
         }
         if !self.is_done() {
             return Poll::Pending;
@@ -135,22 +138,29 @@ impl StepHandle<'_> {
     }
 
     /// Waits until the step is finished, running its jobs (and others) on this thread
-    /// meanwhile, and gives the world its parts back.
+    /// meanwhile, gives the world its parts back and returns it to the caller (the borrow
+    /// `step_async` took), so that, for example, a frame driver can record the step.
     ///
     /// # Panics
     /// With the first panic of a stage or step listener, once the world has its parts
     /// back (as [`World::step`] does).
-    pub fn wait(mut self) {
+    pub fn wait(mut self) -> &'w mut World {
         if let Some(p) = self.finish() {
             resume_unwind(p);
         }
+        self.world
+            .take()
+            .expect("a step handle holds its world until wait returns it")
     }
 
     /// Waits for the run if it is still going and takes the parts back; returns the run's
     /// panic, if any. Does nothing once finished.
     fn finish(&mut self) -> Option<Box<dyn Any + Send>> {
         let (mut ctx, panic) = self.run.take()?.join();
-        let world = &mut *self.world;
+        let world = self
+            .world
+            .as_deref_mut()
+            .expect("a step handle holds its world while its run is unfinished");
         world.take_back(&mut ctx);
         world.step_ctx = ctx;
         panic

@@ -1,6 +1,7 @@
 //! The step beside the game (`World::step_async`): the same bits as `step` at every
 //! thread count, a poll that ends ready with the world usable, a panicking listener
-//! re-raised with the world whole, and a dropped handle that finishes its step. The borrow
+//! re-raised with the world whole, a dropped handle that finishes its step, and the
+//! fixed-step driver's `frame_async` leaving what `frame` leaves. The borrow
 //! rule (no touching the world while the step runs) is the `compile_fail` doctest of
 //! `world::step_async`.
 
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::{DT, ground, world};
 use joule_physics::body::BodyDesc;
-use joule_physics::game::Presentation;
+use joule_physics::game::{FixedStep, FrameReport, Presentation};
 use joule_physics::listener::StepPhase;
 use joule_physics::math::Vec3;
 use joule_physics::shape::Shape;
@@ -125,7 +126,9 @@ fn a_panicking_listener_reaches_wait_and_poll_with_the_world_whole() {
         let bodies = w.body_count();
         let before = w.state_hash();
         let id = w.add_step_listener(StepPhase::Before, |_| panic!("listener boom"));
-        let caught = catch_unwind(AssertUnwindSafe(|| w.step_async(DT).wait()));
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            w.step_async(DT).wait();
+        }));
         let message = caught.expect_err("wait re-raises the listener's panic");
         assert_eq!(message.downcast_ref::<&str>(), Some(&"listener boom"));
         assert_eq!(
@@ -162,5 +165,99 @@ fn a_dropped_handle_finishes_its_step() {
         assert_eq!(ran.load(Ordering::Relaxed), 1, "the step ran to its end");
         assert_eq!(w.body_count(), reference.body_count());
         assert_eq!(w.state_hash(), reference.state_hash());
+    }
+}
+
+/// Frame times of a game at a varying rate: 144 Hz, 60 Hz, a 30 Hz dip, a hitch of a
+/// quarter second (past the cap of 4 steps) and idle frames shorter than a step.
+const FRAMES: [f32; 12] = [
+    1.0 / 144.0,
+    1.0 / 144.0,
+    1.0 / 60.0,
+    1.0 / 30.0,
+    0.25,
+    1.0 / 144.0,
+    0.0,
+    1.0 / 60.0,
+    1.0 / 45.0,
+    0.05,
+    1.0 / 144.0,
+    1.0 / 30.0,
+];
+
+/// Every body's presented pose at a few alphas, as bits: the presentation compared whole.
+fn presented(w: &World, presentation: &Presentation) -> Vec<u32> {
+    let mut bits = Vec::new();
+    for body in w.bodies() {
+        for alpha in [0.0, 0.3, 0.99] {
+            let pose = presentation.pose(body.id(), alpha).unwrap();
+            bits.extend(pose.translation.to_array().map(f32::to_bits));
+            bits.extend(pose.rotation.to_array().map(f32::to_bits));
+        }
+    }
+    bits
+}
+
+#[test]
+fn frame_async_leaves_what_frame_leaves_at_any_thread_count() {
+    let mut reference = pile(0);
+    let mut reference_clock = FixedStep::default();
+    let mut reference_presentation = Presentation::new();
+    let mut expected: Vec<(FrameReport, u64, Vec<u32>)> = Vec::new();
+    for _ in 0..4 {
+        for elapsed in FRAMES {
+            let report =
+                reference_clock.frame(&mut reference, &mut reference_presentation, elapsed);
+            let seen = presented(&reference, &reference_presentation);
+            expected.push((report, reference.state_hash(), seen));
+        }
+    }
+    assert!(
+        expected.iter().any(|(r, ..)| r.steps == 0),
+        "a frame with no step"
+    );
+    assert!(
+        expected.iter().any(|(r, ..)| r.steps > 1),
+        "a frame of several steps"
+    );
+    assert!(
+        expected.iter().any(|(r, ..)| r.dropped_steps > 0),
+        "a capped frame"
+    );
+    assert_ne!(
+        expected[0].1,
+        expected[expected.len() - 1].1,
+        "the pile moves"
+    );
+    for threads in [0, 1, 2] {
+        let mut w = pile(threads);
+        let mut clock = FixedStep::default();
+        let mut presentation = Presentation::new();
+        for (i, (want_report, want_hash, want_seen)) in expected.iter().enumerate() {
+            let mut step = clock.frame_async(&mut w, &mut presentation, FRAMES[i % FRAMES.len()]);
+            assert_eq!(
+                step.report(),
+                *want_report,
+                "frame {i}: the same report up front"
+            );
+            // The game's frame work: with no workers, polling is what runs the step.
+            if i % 2 == 0 {
+                while step.poll().is_pending() {
+                    std::hint::spin_loop();
+                }
+                assert!(step.is_done());
+            }
+            let report = step.finish(&mut presentation);
+            assert_eq!(report, *want_report, "{threads} workers, frame {i}");
+            assert_eq!(
+                w.state_hash(),
+                *want_hash,
+                "{threads} workers: frame_async diverges from frame at frame {i}"
+            );
+            assert!(
+                presented(&w, &presentation) == *want_seen,
+                "{threads} workers, frame {i}: the presentation differs from frame's"
+            );
+        }
     }
 }

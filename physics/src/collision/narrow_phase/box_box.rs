@@ -21,6 +21,7 @@
 //! ids name the reference face, the incident face and the clipped feature (see
 //! `clip.rs`), or the two edges, so a resting box gives the same ids every frame.
 
+use crate::math::cross;
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Mat3A, Vec3A};
@@ -113,7 +114,7 @@ pub(crate) fn box_box(
     let mut edge = (f32::NEG_INFINITY, 0usize, 0usize, Vec3A::ZERO);
     for (i, ea) in axes_a.iter().enumerate() {
         for (j, eb) in axes_b.iter().enumerate() {
-            let c = ea.cross(*eb);
+            let c = cross(*ea, *eb);
             let len2 = c.length_squared();
             if len2 < 1e-10 {
                 continue;

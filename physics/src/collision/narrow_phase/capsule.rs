@@ -16,6 +16,7 @@
 //!   (face axes preferred within a tolerance), then the same face clipping, or one
 //!   point between the segment and the box edge.
 
+use crate::math::cross;
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
@@ -99,7 +100,7 @@ pub(crate) fn capsule_capsule(
         d / dist
     } else {
         // The axes cross: the normal is perpendicular to both (or to the one axis).
-        let c = da.cross(db).normalize_or_zero();
+        let c = cross(da, db).normalize_or_zero();
         if c != Vec3A::ZERO {
             // From A towards B as far as the centres tell.
             if c.dot(iso_b.translation - iso_a.translation) < 0.0 {
@@ -402,7 +403,7 @@ fn penetrating_axis(p: Vec3A, d: Vec3A, h: Vec3A) -> Axis {
     for i in 0..3 {
         let mut e = Vec3A::ZERO;
         e[i] = 1.0;
-        let c = dn.cross(e);
+        let c = cross(dn, e);
         if c.length_squared() < 1e-6 {
             continue;
         }

@@ -21,6 +21,7 @@
 //! A reference "face" may also be a segment (a capsule or cylinder side): then only its
 //! two end planes clip. An incident face may be a polygon, a segment or one point.
 
+use crate::math::cross;
 use arrayvec::ArrayVec;
 
 use crate::math::Vec3A;
@@ -123,7 +124,7 @@ pub(crate) fn polygon_normal(pts: &[Vec3A]) -> Vec3A {
     };
     let mut n = Vec3A::ZERO;
     for k in 1..pts.len().saturating_sub(1) {
-        n += (pts[k] - o).cross(pts[k + 1] - o);
+        n += cross(pts[k] - o, pts[k + 1] - o);
     }
     n.normalize_or_zero()
 }
@@ -195,7 +196,7 @@ pub(crate) fn clip_faces(
         let slop = CLIP_SLOP * size;
         for k in 0..refs.len() {
             let (p, q) = (refs[k], refs[(k + 1) % refs.len()]);
-            let Some(mut s) = (q - p).cross(ref_n).try_normalize() else {
+            let Some(mut s) = cross(q - p, ref_n).try_normalize() else {
                 continue;
             };
             if s.dot(c - p) > 0.0 {

@@ -24,6 +24,7 @@
 //! fallback is the least overlap over a few candidate axes (both shapes' face axes and
 //! the centre line), like a separating-axis test.
 
+use crate::math::{cross, rotate};
 use arrayvec::ArrayVec;
 
 use crate::math::Vec3A;
@@ -60,7 +61,7 @@ impl Polytope {
     /// Adds face (i, j, k) oriented away from `inside`; false if it is degenerate.
     fn add_face(&mut self, i: usize, j: usize, k: usize) -> bool {
         let (a, b, c) = (self.verts[i].w, self.verts[j].w, self.verts[k].w);
-        let mut n = (b - a).cross(c - a);
+        let mut n = cross(b - a, c - a);
         let len2 = n.length_squared();
         if len2 <= self.tiny || self.faces.is_full() {
             return false;
@@ -186,7 +187,7 @@ fn expand(pair: &Pair, start: &[Vertex], scale: f32) -> Option<(f32, Vec3A, Vec3
         // origin on its base (a tetrahedron is always convex; two apexes need not be).
         // Since the origin is at least δ / 2 inside, the apex is that far off the plane.
         let [a, b, c] = [0, 1, 2].map(|i| poly.verts[i].w);
-        let n = (b - a).cross(c - a).normalize_or_zero();
+        let n = cross(b - a, c - a).normalize_or_zero();
         if n == Vec3A::ZERO || !push_unique(&mut poly, pair.support(n)) {
             return None;
         }
@@ -300,7 +301,7 @@ fn axis_fallback(pair: &Pair) -> (f32, Vec3A, Vec3A, Vec3A) {
     consider(centre);
     for axis in [Vec3A::X, Vec3A::Y, Vec3A::Z] {
         consider(axis);
-        consider(rb * axis);
+        consider(rotate(rb, axis));
     }
     let (depth, n, pa) = best;
     (depth, n, pa, pa - n * depth)

@@ -14,6 +14,7 @@
 //! area-maximising choice as Bullet's and Jolt's manifold pruning): four points spanning
 //! the largest quadrilateral support the shapes best against rotation.
 
+use crate::math::{cross, rotate};
 use arrayvec::ArrayVec;
 
 pub use crate::contact::{ContactManifold, ContactPoint, MAX_MANIFOLD_POINTS};
@@ -75,7 +76,7 @@ impl ContactManifold {
         b_in_a: &Isometry,
         candidates: &[WorldPoint],
     ) {
-        self.normal = rot_a * normal_a;
+        self.normal = rotate(rot_a, normal_a);
         self.points.clear();
         let keep = reduce_by(normal_a, candidates.len(), |i| {
             let c = &candidates[i];
@@ -185,7 +186,7 @@ fn reduce_by(
         return keep;
     }
     let p1 = pos(i1);
-    let area = |a: Vec3A, b: Vec3A, c: Vec3A| (b - a).cross(c - a).dot(normal);
+    let area = |a: Vec3A, b: Vec3A, c: Vec3A| cross(b - a, c - a).dot(normal);
     let (i2, a2) = argmax(&|i| area(p0, p1, pos(i)).abs());
     // Tolerance relative to the patch size: collinear points give a segment.
     let tiny = 1e-6 * d1;

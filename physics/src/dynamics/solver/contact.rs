@@ -9,6 +9,7 @@
 //! still separated (speculative contacts) allow the gap to close within one substep but no
 //! further, which is what stops fast bodies without CCD at moderate speeds.
 
+use crate::math::{cross, rotate};
 use arrayvec::ArrayVec;
 
 use crate::contact::ContactImpulse;
@@ -286,8 +287,8 @@ fn effective_mass(
     rb: Vec3A,
     dir: Vec3A,
 ) -> f32 {
-    let rna = ra.cross(dir);
-    let rnb = rb.cross(dir);
+    let rna = cross(ra, dir);
+    let rnb = cross(rb, dir);
     let k = ma + mb + rna.dot(*ia * rna) + rnb.dot(*ib * rnb);
     if k > 0.0 { 1.0 / k } else { 0.0 }
 }
@@ -330,7 +331,7 @@ impl ContactConstraint {
             };
             p.normal_mass = mass(n);
             p.tangent_mass = [mass(self.tangents[0]), mass(self.tangents[1])];
-            let dv = (vb + wb.cross(p.r_b)) - (va + wa.cross(p.r_a));
+            let dv = (vb + cross(wb, p.r_b)) - (va + cross(wa, p.r_a));
             // The lower of the start-of-step approach and one carried from the last step
             // (see `ContactImpulse::approach`).
             p.relative_velocity = dv.dot(n).min(p.relative_velocity);
@@ -345,8 +346,8 @@ impl ContactConstraint {
             let mut rn_a = Vec3A::ZERO;
             let mut rn_b = Vec3A::ZERO;
             for p in &self.points {
-                rn_a += p.r_a.cross(n);
-                rn_b += p.r_b.cross(n);
+                rn_a += cross(p.r_a, n);
+                rn_b += cross(p.r_b, n);
             }
             let count = self.points.len() as f32;
             let k = count * count * (ma.inv_mass + mb.inv_mass)
@@ -437,9 +438,9 @@ impl ContactConstraint {
         impulse: Vec3A,
     ) {
         a.v -= ma.inv_mass * impulse;
-        a.w -= ma.inv_inertia * ra.cross(impulse);
+        a.w -= ma.inv_inertia * cross(ra, impulse);
         b.v += mb.inv_mass * impulse;
-        b.w += mb.inv_inertia * rb.cross(impulse);
+        b.w += mb.inv_inertia * cross(rb, impulse);
     }
 
     /// Normal velocity of B's anchor relative to A's, as `(vb - va)·n + (wb·(r_b × n) -
@@ -546,8 +547,8 @@ impl ContactConstraint {
                 + p.tangent_impulse[0] * self.tangents[0]
                 + p.tangent_impulse[1] * self.tangents[1];
             linear += impulse;
-            moment_a += p.r_a.cross(impulse);
-            moment_b += p.r_b.cross(impulse);
+            moment_a += cross(p.r_a, impulse);
+            moment_b += cross(p.r_b, impulse);
         }
         let (ma, mb) = (&self.mass_a, &self.mass_b);
         a.v -= ma.inv_mass * linear;
@@ -625,7 +626,7 @@ impl ContactConstraint {
         let vel = |a: &SolverBody, b: &SolverBody, ra: Vec3A, rb: Vec3A| {
             let (va, wa) = if fa { fixed_a } else { (a.v, a.w) };
             let (vb, wb) = if fb { fixed_b } else { (b.v, b.w) };
-            (vb + wb.cross(rb)) - (va + wa.cross(ra))
+            (vb + cross(wb, rb)) - (va + cross(wa, ra))
         };
 
         // Friction first, so the normal constraint gets the last word on penetration, and
@@ -673,8 +674,8 @@ impl ContactConstraint {
         let (dp_a, dq_a) = if fa { self.pose_a } else { (a.dp, a.dq) };
         let (dp_b, dq_b) = if fb { self.pose_b } else { (b.dp, b.dq) };
         let shift = (dp_b - dp_a).dot(n);
-        let n_a = dq_a.conjugate() * n;
-        let n_b = dq_b.conjugate() * n;
+        let n_a = rotate(dq_a.conjugate(), n);
+        let n_b = rotate(dq_b.conjugate(), n);
         // Each point's row, once for the patch step and the points: its separation, its
         // velocity bias, and whether it is solved soft. A speculative point closes its gap
         // in one substep, no more (rigid); a touching one pushes out softly in the solve
@@ -720,7 +721,7 @@ impl ContactConstraint {
             } else {
                 (1.0, 0.0)
             };
-            let (rn_a, rn_b) = (p.r_a.cross(n), p.r_b.cross(n));
+            let (rn_a, rn_b) = (cross(p.r_a, n), cross(p.r_b, n));
             let va = if fa { fixed_a } else { (a.v, a.w) };
             let vb = if fb { fixed_b } else { (b.v, b.w) };
             let vn = Self::normal_velocity(va, vb, n, rn_a, rn_b);

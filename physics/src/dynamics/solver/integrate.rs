@@ -3,6 +3,7 @@
 //! whole-step flight, and writing the solved bodies back.
 
 use super::*;
+use crate::math::{cross, quat_dot, quat_mul, quat_normalize, rotate};
 
 /// Loads the awake bodies into solver bodies, their masses and integration parameters,
 /// blocks of [`BODY_BLOCK`] in parallel (each entry from its own body only).
@@ -169,7 +170,7 @@ pub(super) fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
     let mut v = sum * p.linear_damping;
     let mut w = b.w + p.dw;
     if p.gyroscopic {
-        w = gyroscopic_substep(w, b.dq * p.rotation0, &p.inertia_local, p.h);
+        w = gyroscopic_substep(w, quat_mul(b.dq, p.rotation0), &p.inertia_local, p.h);
     }
     let mut w = w * p.angular_damping;
     let vl = v.length_squared();
@@ -218,7 +219,7 @@ pub(super) fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
 /// divided by `|q|⁴`.
 #[inline]
 pub(super) fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f32) -> Vec3A {
-    let wb = rotation.inverse() * w;
+    let wb = rotate(rotation.inverse(), w);
     let iw = *inertia * wb;
     let skew = |v: Vec3A| {
         Mat3A::from_cols(
@@ -229,17 +230,17 @@ pub(super) fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f
     };
     // The midpoint residual's Jacobian at `w' = w`.
     let jacobian = *inertia + (skew(wb) * *inertia - skew(iw)) * (0.5 * h);
-    let x = wb - jacobian.inverse() * (h * wb.cross(iw));
+    let x = wb - jacobian.inverse() * (h * cross(wb, iw));
     let energy = wb.dot(iw);
     let now = x.dot(*inertia * x);
-    let n = rotation.length_squared();
+    let n = quat_dot(rotation, rotation);
     // sqrt(energy / now) / |q|⁴ in one division and one root.
     let scale = if now > 0.0 {
         (energy / (now * (n * n) * (n * n))).sqrt()
     } else {
         1.0
     };
-    rotation * (x * scale)
+    rotate(rotation, x * scale)
 }
 
 /// One substep of position integration.
@@ -247,8 +248,8 @@ pub(super) fn gyroscopic_substep(w: Vec3A, rotation: Quat, inertia: &Mat3A, h: f
 pub(super) fn position_substep(b: &mut SolverBody, h: f32) {
     b.dp += h * b.v;
     let w = Quat::from_xyzw(b.w.x, b.w.y, b.w.z, 0.0);
-    let dq = b.dq + (w * b.dq) * (0.5 * h);
-    b.dq = dq.normalize();
+    let dq = b.dq + (quat_mul(w, b.dq)) * (0.5 * h);
+    b.dq = quat_normalize(dq);
 }
 
 pub(super) fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
@@ -315,7 +316,7 @@ pub(super) fn free_flight(b: &mut SolverBody, p: &mut BodyParams) {
         let (sin, cos) = math::sin_cos(half);
         let axis = b.w / speed;
         let turn = Quat::from_xyzw(axis.x * sin, axis.y * sin, axis.z * sin, cos);
-        b.dq = (turn * b.dq).normalize();
+        b.dq = quat_normalize(quat_mul(turn, b.dq));
     }
 }
 
@@ -328,8 +329,9 @@ pub(super) fn store_bodies(jobs: &JobSystem, bodies: &mut Bodies, s: &SolverScra
             sim.angular_velocity = b.w;
             sim.center0 = sim.center;
             sim.center += b.dp;
-            sim.transform.rotation = (b.dq * sim.transform.rotation).normalize();
-            sim.transform.translation = sim.center - sim.transform.rotation * sim.local_center;
+            sim.transform.rotation = quat_normalize(quat_mul(b.dq, sim.transform.rotation));
+            sim.transform.translation =
+                sim.center - rotate(sim.transform.rotation, sim.local_center);
         }
     });
 }

@@ -36,6 +36,7 @@
 //! such a row is then exactly an implicit-Euler step of the spring-damper (Catto,
 //! "Solver2D", 2024), which `physics/tests/behaviour/joints.rs` checks.
 
+use crate::math::{cross, quat_length, quat_mul, quat_normalize, rotate};
 use std::ops::{Add, Mul, Sub};
 
 use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
@@ -185,9 +186,9 @@ fn twist_angle(q: Quat) -> f32 {
 fn twist_swing_angles(q: Quat) -> [f32; 3] {
     let q = if q.w < 0.0 { -q } else { q };
     let t = Quat::from_xyzw(q.x, 0.0, 0.0, q.w);
-    let len = t.length();
+    let len = quat_length(t);
     let twist = if len > 1e-9 { t / len } else { Quat::IDENTITY };
-    let swing = q * twist.conjugate();
+    let swing = quat_mul(q, twist.conjugate());
     let swing = if swing.w < 0.0 { -swing } else { swing };
     [
         2.0 * math::atan2(twist.x, twist.w),
@@ -321,10 +322,10 @@ pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -
 #[inline(always)]
 pub(crate) fn arm_drift(w: Vec3A, r: Vec3A, half_h: f32) -> Vec3A {
     let u = half_h * w;
-    let ur = u.cross(r);
+    let ur = cross(u, r);
     let uu = u.dot(u);
     let s = 1.0 / (1.0 + uu);
-    (2.0 * s) * (u.cross(ur) - uu * ur)
+    (2.0 * s) * (cross(u, ur) - uu * ur)
 }
 
 /// How much each side's turn counts when the point block's impulse is carried from the
@@ -382,15 +383,15 @@ impl JointConstraint {
     }
 
     fn pose(&self, a: &SolverBody, b: &SolverBody) -> Pose {
-        let r_a = a.dq * self.r_a0;
-        let r_b = b.dq * self.r_b0;
+        let r_a = rotate(a.dq, self.r_a0);
+        let r_b = rotate(b.dq, self.r_b0);
         // A ball joint needs no orientation.
         let (q_a, q_b) = if self.kind == JointKind::Ball {
             (Quat::IDENTITY, Quat::IDENTITY)
         } else {
             (
-                (a.dq * self.q_a0).normalize(),
-                (b.dq * self.q_b0).normalize(),
+                quat_normalize(quat_mul(a.dq, self.q_a0)),
+                quat_normalize(quat_mul(b.dq, self.q_b0)),
             )
         };
         Pose {
@@ -426,8 +427,12 @@ impl JointConstraint {
             rows.point(&p);
             return;
         }
-        let (x_a, y_a, z_a) = (p.q_a * Vec3A::X, p.q_a * Vec3A::Y, p.q_a * Vec3A::Z);
-        let x_b = p.q_b * Vec3A::X;
+        let (x_a, y_a, z_a) = (
+            rotate(p.q_a, Vec3A::X),
+            rotate(p.q_a, Vec3A::Y),
+            rotate(p.q_a, Vec3A::Z),
+        );
+        let x_b = rotate(p.q_b, Vec3A::X);
         match rows.c.kind {
             JointKind::Ball => rows.point(&p),
             JointKind::Fixed => {
@@ -436,11 +441,11 @@ impl JointConstraint {
             }
             JointKind::Hinge(drive) => {
                 let angle = {
-                    let y_b = p.q_b * Vec3A::Y;
-                    math::atan2(y_a.cross(y_b).dot(x_a), y_a.dot(y_b))
+                    let y_b = rotate(p.q_b, Vec3A::Y);
+                    math::atan2(cross(y_a, y_b).dot(x_a), y_a.dot(y_b))
                 };
                 rows.drive(&drive, 2, x_a, angle, None);
-                let n = x_a.cross(x_b);
+                let n = cross(x_a, x_b);
                 rows.angular(0, y_a, y_a.dot(n), Mode::Equal);
                 rows.angular(1, z_a, z_a.dot(n), Mode::Equal);
                 rows.point(&p);
@@ -475,7 +480,7 @@ impl JointConstraint {
                 swing_half_angle,
                 twist,
             } => {
-                let angle = twist_angle(p.q_a.conjugate() * p.q_b);
+                let angle = twist_angle(quat_mul(p.q_a.conjugate(), p.q_b));
                 let u = (x_a + x_b).try_normalize().unwrap_or(x_a);
                 rows.angular(1, u, angle - twist.lower, Mode::Limit);
                 rows.angular(2, -u, twist.upper - angle, Mode::Limit);
@@ -484,7 +489,7 @@ impl JointConstraint {
             }
             JointKind::SixDof(six) => {
                 let axes = [x_a, y_a, z_a];
-                let angles = twist_swing_angles(p.q_a.conjugate() * p.q_b);
+                let angles = twist_swing_angles(quat_mul(p.q_a.conjugate(), p.q_b));
                 for (i, &u) in axes.iter().enumerate() {
                     if let Some(m) = six.angular_motors[i] {
                         rows.motor(15 + i, u, angles[i], &m, None);
@@ -517,9 +522,9 @@ impl Rows<'_> {
     fn apply_linear(&mut self, p: Vec3A, r_a: Vec3A, r_b: Vec3A) {
         let (ma, mb) = (self.c.mass_a, self.c.mass_b);
         self.a.v -= ma.inv_mass * p;
-        self.a.w -= ma.inv_inertia * r_a.cross(p);
+        self.a.w -= ma.inv_inertia * cross(r_a, p);
         self.b.v += mb.inv_mass * p;
-        self.b.w += mb.inv_inertia * r_b.cross(p);
+        self.b.w += mb.inv_inertia * cross(r_b, p);
         self.c.sub_linear += p;
     }
 
@@ -546,11 +551,11 @@ impl Rows<'_> {
         if self.pass == Pass::Solve(false) {
             // The bodies moved since the solve pass: carry its impulse along with them
             // and form the effective mass at the new arms (see the module header).
-            let (in_a, in_b) = (self.a.dq * c.acc_in_a, self.b.dq * c.acc_in_b);
+            let (in_a, in_b) = (rotate(self.a.dq, c.acc_in_a), rotate(self.b.dq, c.acc_in_b));
             c.acc.point = in_a * c.weight_a + in_b * c.weight_b;
             c.point_mass = point_mass(&c.mass_a, &c.mass_b, p.r_a, p.r_b);
         }
-        let cdot = self.b.v + self.b.w.cross(p.r_b) - self.a.v - self.a.w.cross(p.r_a);
+        let cdot = self.b.v + cross(self.b.w, p.r_b) - self.a.v - cross(self.a.w, p.r_a);
         let mut x = cdot + bias_rate * p.d;
         if self.pass == Pass::Solve(true) {
             // The arms' turn in the coming position substep opens the joint by its
@@ -563,8 +568,8 @@ impl Rows<'_> {
         let imp = -ms * (c.point_mass * x) - is * c.acc.point;
         c.acc.point += imp;
         if self.pass == Pass::Solve(true) {
-            c.acc_in_a = self.a.dq.conjugate() * c.acc.point;
-            c.acc_in_b = self.b.dq.conjugate() * c.acc.point;
+            c.acc_in_a = rotate(self.a.dq.conjugate(), c.acc.point);
+            c.acc_in_b = rotate(self.b.dq.conjugate(), c.acc.point);
         }
         self.apply_linear(imp, p.r_a, p.r_b);
     }
@@ -575,7 +580,7 @@ impl Rows<'_> {
             self.apply_angular(imp);
             return;
         }
-        let rel = p.q_b * p.q_a.conjugate();
+        let rel = quat_mul(p.q_b, p.q_a.conjugate());
         let rel = if rel.w < 0.0 { -rel } else { rel };
         let err = 2.0 * Vec3A::new(rel.x, rel.y, rel.z);
         let cdot = self.b.w - self.a.w;
@@ -606,13 +611,13 @@ impl Rows<'_> {
         let (ma, mb) = (self.c.mass_a, self.c.mass_b);
         let (k, cdot) = match arms {
             Some((r_a, r_b)) => {
-                let (ra, rb) = (r_a.cross(u), r_b.cross(u));
+                let (ra, rb) = (cross(r_a, u), cross(r_b, u));
                 (
                     ma.inv_mass
                         + mb.inv_mass
                         + ra.dot(ma.inv_inertia * ra)
                         + rb.dot(mb.inv_inertia * rb),
-                    u.dot(self.b.v + self.b.w.cross(r_b) - self.a.v - self.a.w.cross(r_a)),
+                    u.dot(self.b.v + cross(self.b.w, r_b) - self.a.v - cross(self.a.w, r_a)),
                 )
             }
             None => (
@@ -672,7 +677,7 @@ impl Rows<'_> {
 
     /// The swing limit: the angle between the frames' X axes stays within `half`.
     fn cone(&mut self, slot: usize, x_a: Vec3A, x_b: Vec3A, half: f32) {
-        let n = x_a.cross(x_b);
+        let n = cross(x_a, x_b);
         let len = n.length();
         // Aligned axes: no swing, and no direction to limit it in.
         if len < 1e-6 {

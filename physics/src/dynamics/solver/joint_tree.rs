@@ -39,6 +39,7 @@
 //!   their order and their blocks come from the joints' slot order only, so results are
 //!   identical at any thread count.
 
+use crate::math::{cross, rotate};
 use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 
 use crate::body::Bodies;
@@ -143,12 +144,12 @@ impl Node {
 
 /// `J (v, w) = s (v + w × r)`: a joint row block on a body's velocity.
 fn jac(s: f32, r: Vec3A, v: [Vec3A; 2]) -> Vec3A {
-    s * (v[0] + v[1].cross(r))
+    s * (v[0] + cross(v[1], r))
 }
 
 /// `Jᵀ λ = s (λ, r × λ)`.
 fn jac_t(s: f32, r: Vec3A, l: Vec3A) -> [Vec3A; 2] {
-    [s * l, s * r.cross(l)]
+    [s * l, s * cross(r, l)]
 }
 
 /// `T = -[r]×`, the angular half of a unit-sign Jacobian block (`J = s [I, T]`).
@@ -601,12 +602,12 @@ fn apply(
     if n.slot_a != NONE {
         let a = chunk.get_mut(n.slot_a as usize);
         a.v -= n.mass_a.inv_mass * l;
-        a.w -= n.mass_a.inv_inertia * r_a.cross(l);
+        a.w -= n.mass_a.inv_inertia * cross(r_a, l);
     }
     if n.slot_b != NONE {
         let b = chunk.get_mut(n.slot_b as usize);
         b.v += n.mass_b.inv_mass * l;
-        b.w += n.mass_b.inv_inertia * r_b.cross(l);
+        b.w += n.mass_b.inv_inertia * cross(r_b, l);
     }
 }
 
@@ -638,8 +639,8 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut TreeScratch, bodies: &mut [SolverBo
             // A new substep: the anchors have moved, so the system is factored again.
             for n in nodes.iter_mut().filter(|n| n.is_joint()) {
                 n.sub = n.acc;
-                n.ra_now = body(chunk, n.slot_a).map_or(n.r_a, |a| a.dq * n.r_a);
-                n.rb_now = body(chunk, n.slot_b).map_or(n.r_b, |b| b.dq * n.r_b);
+                n.ra_now = body(chunk, n.slot_a).map_or(n.r_a, |a| rotate(a.dq, n.r_a));
+                n.rb_now = body(chunk, n.slot_b).map_or(n.r_b, |b| rotate(b.dq, n.r_b));
                 apply(n, chunk, n.acc, n.ra_now, n.rb_now);
             }
             factor(nodes);
@@ -665,8 +666,8 @@ pub(crate) fn run(t: &TeamScope<'_>, s: &mut TreeScratch, bodies: &mut [SolverBo
             // The anchors of this substep's start (those of the factor): the relax pass
             // comes after the positions moved, by one substep's rotation.
             let (r_a, r_b) = (n.ra_now, n.rb_now);
-            let cdot = (b.v + b.w.cross(r_b)) - (a.v + a.w.cross(r_a));
-            let (cur_a, cur_b) = (a.dq * n.r_a, b.dq * n.r_b);
+            let cdot = (b.v + cross(b.w, r_b)) - (a.v + cross(a.w, r_a));
+            let (cur_a, cur_b) = (rotate(a.dq, n.r_a), rotate(b.dq, n.r_b));
             let sep = n.d0 + (b.dp - a.dp) + (cur_b - n.r_b) - (cur_a - n.r_a);
             n.b[0] = cdot + bias_rate * sep;
             if use_bias {

@@ -15,6 +15,7 @@
 //! by (slot ↔ set and position, free lists) so a bad image is refused here instead of
 //! panicking in a later step.
 
+use crate::math::quat_dot;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -520,7 +521,7 @@ fn read_sim(r: &mut Reader<'_>) -> Result<BodySim, SnapshotError> {
     let rotation = r.quat()?;
     // `validate_rotation`'s tolerance: the step renormalises every rotation it writes.
     check(
-        rotation.is_finite() && (rotation.length_squared() - 1.0).abs() <= 2e-3,
+        rotation.is_finite() && (quat_dot(rotation, rotation) - 1.0).abs() <= 2e-3,
         "a rotation is not a unit quaternion",
     )?;
     let center = r.finite_vec3(pose)?;
