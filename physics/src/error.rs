@@ -107,6 +107,17 @@ pub enum PhysicsError {
         /// Why it was refused.
         error: Box<PhysicsError>,
     },
+    /// A compound child was added, removed or replaced on a body whose shape is not a
+    /// compound (or that has no shape). Give it a compound with `World::set_shape` first.
+    NotACompound(BodyId),
+    /// A compound child index was not below the compound's child count. Read the count
+    /// from the body's shape (`Compound::children`).
+    CompoundChildOutOfRange {
+        /// The index given.
+        index: usize,
+        /// The compound's number of children.
+        count: usize,
+    },
     /// `World::move_kinematic` was given a time step that is not finite and positive.
     /// Pass the `dt` of the step that follows, such as `1.0 / 60.0`.
     InvalidTimeStep(f32),
@@ -183,6 +194,16 @@ impl fmt::Display for PhysicsError {
             PhysicsError::InvalidBatchBody { index, error } => {
                 write!(f, "body {index} of the batch: {error}")
             }
+            PhysicsError::NotACompound(id) => {
+                write!(
+                    f,
+                    "body {id:?}: shape is not a compound, expected a compound"
+                )
+            }
+            PhysicsError::CompoundChildOutOfRange { index, count } => write!(
+                f,
+                "compound child index {index}, expected below the child count {count}"
+            ),
             PhysicsError::InvalidTimeStep(dt) => {
                 write!(f, "time step {dt} s, expected a finite dt > 0")
             }

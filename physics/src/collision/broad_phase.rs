@@ -100,9 +100,8 @@ impl BroadPhase {
     /// Removes a proxy.
     pub fn destroy_proxy(&mut self, proxy: BroadPhaseProxy) {
         let i = proxy.id.0 as usize;
-        if let Some(pos) = self.moved.iter().position(|(_, p)| *p == proxy) {
-            self.moved.remove(pos);
-        }
+        // A static proxy may be queued more than once (it has no flag): drop every entry.
+        self.moved.retain(|(_, p)| *p != proxy);
         if proxy.kind == ProxyKind::Moving && i < self.moved_flag.len() {
             self.moved_flag[i] = false;
         }

@@ -4,6 +4,7 @@
 //! the world exactly as it was) and hands its parts to the pipeline stages.
 
 mod body_api;
+mod body_change;
 mod body_settings;
 pub mod body_view;
 pub mod contact_view;
@@ -414,8 +415,9 @@ impl World {
         validate_rotation(rotation)?;
         let body = self.bodies.get_mut(id)?;
         body.teleports = body.teleports.wrapping_add(1);
-        if body.motion_type == MotionType::Fixed {
-            // The static set and tree are not in dynamic snapshots (no step moves them).
+        if body.set == STATIC_SET {
+            // The static set and tree are not in dynamic snapshots (no step moves them;
+            // fixed and disabled bodies wait there).
             self.structure = snapshot::dynamic::new_structure();
         }
         let local_center = body.local_center;
@@ -791,6 +793,10 @@ impl World {
             h.write_u32(index as u32);
             h.write_u32(b.generation);
             h.write_u32(b.set.min(2));
+            if b.disabled {
+                // Only then, so the hashes of worlds without disabled bodies stay as they were.
+                h.write_u32(0xd15a_b1ed);
+            }
             let t = sim.transform.translation;
             let q = sim.transform.rotation;
             for v in [t.x, t.y, t.z, q.x, q.y, q.z, q.w] {
