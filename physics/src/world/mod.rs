@@ -7,6 +7,7 @@ mod body_api;
 mod body_change;
 mod body_settings;
 pub mod body_view;
+mod bulk;
 pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
