@@ -87,6 +87,37 @@ pub enum PhysicsError {
         /// What the setting must be.
         expected: &'static str,
     },
+    /// A value passed to a body setter (`World::set_friction`, `World::set_damping`,
+    /// `World::set_gravity_scale`, ...) was out of range; `field` names it as `BodyDesc`
+    /// spells it, `expected` says what it must be. Fix that value; the body keeps its
+    /// old one.
+    InvalidBodySetting {
+        /// The field, as `BodyDesc` spells it (`"friction"`, `"linear_damping"`).
+        field: &'static str,
+        /// The value given.
+        value: f32,
+        /// What the field must be.
+        expected: &'static str,
+    },
+    /// `World::create_bodies` refused a batch because the description at `index` was
+    /// refused with `error`; no body of the batch was created. Fix that description.
+    InvalidBatchBody {
+        /// Position of the refused description in the batch.
+        index: usize,
+        /// Why it was refused.
+        error: Box<PhysicsError>,
+    },
+    /// A compound child was added, removed or replaced on a body whose shape is not a
+    /// compound (or that has no shape). Give it a compound with `World::set_shape` first.
+    NotACompound(BodyId),
+    /// A compound child index was not below the compound's child count. Read the count
+    /// from the body's shape (`Compound::children`).
+    CompoundChildOutOfRange {
+        /// The index given.
+        index: usize,
+        /// The compound's number of children.
+        count: usize,
+    },
     /// `World::move_kinematic` was given a time step that is not finite and positive.
     /// Pass the `dt` of the step that follows, such as `1.0 / 60.0`.
     InvalidTimeStep(f32),
@@ -155,6 +186,24 @@ impl fmt::Display for PhysicsError {
                 value,
                 expected,
             } => write!(f, "world setting {field}: {value}, expected {expected}"),
+            PhysicsError::InvalidBodySetting {
+                field,
+                value,
+                expected,
+            } => write!(f, "body setting {field}: {value}, expected {expected}"),
+            PhysicsError::InvalidBatchBody { index, error } => {
+                write!(f, "body {index} of the batch: {error}")
+            }
+            PhysicsError::NotACompound(id) => {
+                write!(
+                    f,
+                    "body {id:?}: shape is not a compound, expected a compound"
+                )
+            }
+            PhysicsError::CompoundChildOutOfRange { index, count } => write!(
+                f,
+                "compound child index {index}, expected below the child count {count}"
+            ),
             PhysicsError::InvalidTimeStep(dt) => {
                 write!(f, "time step {dt} s, expected a finite dt > 0")
             }
@@ -166,6 +215,7 @@ impl std::error::Error for PhysicsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             PhysicsError::InvalidShape(e) => Some(e),
+            PhysicsError::InvalidBatchBody { error, .. } => Some(error.as_ref()),
             _ => None,
         }
     }

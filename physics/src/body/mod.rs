@@ -315,6 +315,20 @@ pub(crate) struct Body {
     pub local: u32,
     pub motion_type: MotionType,
     pub shape: Shape,
+    /// Made without a shape ([`BodyDesc::shapeless`]): it never has a proxy, and `shape`
+    /// is only what the description held.
+    pub shapeless: bool,
+    /// Where its mass comes from when it is (or becomes) dynamic, as given
+    /// ([`BodyDesc::density`], [`BodyDesc::mass`], [`BodyDesc::center_of_mass_offset`]):
+    /// kept so that a new motion type or shape recomputes the mass the way it was asked
+    /// for, and so that `World::body_desc` reads them back.
+    pub density: f32,
+    pub mass_spec: MassSpec,
+    pub center_of_mass_offset: Vec3A,
+    /// Taken out of the simulation by `World::set_enabled`: its hot record waits in the
+    /// static set (which no step visits), it has no proxy and no contacts, and joints to
+    /// it are not solved; it keeps its id, velocities and joints for when it comes back.
+    pub disabled: bool,
     /// Centre of mass in the body's local frame.
     pub local_center: Vec3A,
     pub mass: f32,
@@ -357,6 +371,12 @@ impl Body {
             friction: self.friction,
             restitution: self.restitution,
         }
+    }
+
+    /// Whether it has a collision shape (it was not made shapeless).
+    #[inline]
+    pub(crate) fn has_shape(&self) -> bool {
+        !self.shapeless
     }
 
     /// Its index in the awake set if the solver may move it (awake and dynamic).

@@ -97,12 +97,52 @@ impl BroadPhase {
         proxy
     }
 
+    /// Adds many bodies' proxies at once from their tight boxes (`(box, body, tree)`),
+    /// each tree's new proxies built as one subtree (see
+    /// [`DynamicTree::create_proxies`]); appends the proxies to `out` in input order and
+    /// queues them for the pair search, as [`create_proxy`](Self::create_proxy) does.
+    pub fn create_proxies(
+        &mut self,
+        items: &[(Aabb, u32, ProxyKind)],
+        out: &mut Vec<BroadPhaseProxy>,
+    ) {
+        let start = out.len();
+        out.resize(
+            start + items.len(),
+            BroadPhaseProxy {
+                kind: ProxyKind::Static,
+                id: crate::geometry::dynamic_tree::ProxyId(0),
+            },
+        );
+        let mut boxes = Vec::with_capacity(items.len());
+        let mut ids = Vec::with_capacity(items.len());
+        for kind in [ProxyKind::Static, ProxyKind::Moving] {
+            boxes.clear();
+            ids.clear();
+            boxes.extend(
+                items
+                    .iter()
+                    .filter(|item| item.2 == kind)
+                    .map(|&(aabb, body, _)| (aabb.expanded(self.margin), body)),
+            );
+            match kind {
+                ProxyKind::Static => self.static_tree.create_proxies(&boxes, &mut ids),
+                ProxyKind::Moving => self.moving_tree.create_proxies(&boxes, &mut ids),
+            }
+            let slots = items.iter().enumerate().filter(|(_, item)| item.2 == kind);
+            for ((i, &(_, body, _)), &id) in slots.zip(&ids) {
+                let proxy = BroadPhaseProxy { kind, id };
+                out[start + i] = proxy;
+                self.mark_moved(body, proxy);
+            }
+        }
+    }
+
     /// Removes a proxy.
     pub fn destroy_proxy(&mut self, proxy: BroadPhaseProxy) {
         let i = proxy.id.0 as usize;
-        if let Some(pos) = self.moved.iter().position(|(_, p)| *p == proxy) {
-            self.moved.remove(pos);
-        }
+        // A static proxy may be queued more than once (it has no flag): drop every entry.
+        self.moved.retain(|(_, p)| *p != proxy);
         if proxy.kind == ProxyKind::Moving && i < self.moved_flag.len() {
             self.moved_flag[i] = false;
         }

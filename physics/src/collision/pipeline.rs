@@ -201,19 +201,12 @@ pub(crate) fn find_new_contacts(
             !contacts.contains(a, b),
             "the pair jobs dropped existing pairs"
         );
+        if !pair_allowed(bodies, exclusions, layers, a, b) {
+            continue;
+        }
         let (ba, bb) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
         let sensor = ba.is_sensor || bb.is_sensor;
-        if !motion_types_collide(ba.motion_type, bb.motion_type, sensor)
-            || (ba.is_sensor && bb.is_sensor)
-            || !layers.collides(ba.layer, bb.layer)
-            || !ba.filter.collides(&bb.filter)
-        {
-            continue;
-        }
         let (ida, idb) = (bodies.id_of(a), bodies.id_of(b));
-        if exclusions.contains(ida, idb) {
-            continue;
-        }
         let mut flags = ContactFlags::empty();
         if sensor {
             flags |= ContactFlags::SENSOR;
@@ -244,6 +237,26 @@ pub(crate) fn find_new_contacts(
             hit: ContactHit::default(),
         });
     }
+}
+
+/// Whether the filters let the live bodies in slots `a` and `b` collide: their motion
+/// types, sensor flags, layers, group and mask bits, the exclusion list and the user's
+/// pair filter. Asked of every new pair, and of existing ones when a body's filter
+/// changes.
+pub(crate) fn pair_allowed(
+    bodies: &Bodies,
+    exclusions: &ExclusionList,
+    layers: &LayerTable,
+    a: u32,
+    b: u32,
+) -> bool {
+    let (ba, bb) = (&bodies.bodies[a as usize], &bodies.bodies[b as usize]);
+    let sensor = ba.is_sensor || bb.is_sensor;
+    motion_types_collide(ba.motion_type, bb.motion_type, sensor)
+        && !(ba.is_sensor && bb.is_sensor)
+        && layers.collides(ba.layer, bb.layer)
+        && ba.filter.collides(&bb.filter)
+        && !exclusions.contains(bodies.id_of(a), bodies.id_of(b))
 }
 
 /// The narrow phase: recomputes every live contact's manifold, in parallel.

@@ -66,17 +66,15 @@ impl World {
         if b.motion_type != MotionType::Dynamic {
             return Err(PhysicsError::WrongMotionType);
         }
-        let shape = b.proxy.is_some().then_some(&b.shape);
-        // Density only matters for `MassSpec::FromShape`: recover the body's own.
-        let density = match shape.map(|s| s.mass_properties(1.0)) {
-            Some(Ok(unit)) if unit.mass > 0.0 => b.mass / unit.mass,
-            _ => 0.0,
-        };
-        let mp = mass::resolve(shape, density, spec, center_of_mass_offset)?;
+        let shape = b.has_shape().then_some(&b.shape);
+        // Density only matters for `MassSpec::FromShape`: the body's own.
+        let mp = mass::resolve(shape, b.density, spec, center_of_mass_offset)?;
         let inv_inertia = mp.inertia.inverse();
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
         self.structure = crate::world::snapshot::dynamic::new_structure();
         let b = self.bodies.get_mut(id)?;
+        b.mass_spec = spec;
+        b.center_of_mass_offset = center_of_mass_offset.into();
         b.mass = mp.mass;
         b.local_center = mp.center_of_mass;
         let sim = self.bodies.sim_mut(id)?;
@@ -91,7 +89,7 @@ impl World {
     /// Whether the body has a collision shape (bodies made with `BodyDesc::shapeless` or
     /// `BodyDesc::anchor` have none).
     pub fn has_shape(&self, id: BodyId) -> Result<bool, PhysicsError> {
-        Ok(self.bodies.get(id)?.proxy.is_some())
+        Ok(self.bodies.get(id)?.has_shape())
     }
 
     /// Sets a force (N) at the centre of mass that acts every step until changed (a

@@ -166,7 +166,7 @@ impl World {
     }
 
     /// Recomputes the contacts of the body in slot `slot` (its own contact list).
-    fn remix_body(&mut self, slot: u32) {
+    pub(super) fn remix_body(&mut self, slot: u32) {
         for id in self.contacts.contacts_of(slot) {
             self.remix(id);
         }

@@ -4,7 +4,10 @@
 //! the world exactly as it was) and hands its parts to the pipeline stages.
 
 mod body_api;
+mod body_change;
+mod body_settings;
 pub mod body_view;
+mod bulk;
 pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
@@ -160,6 +163,30 @@ impl World {
 
     /// Creates a body. Every field is validated first; on error nothing is created.
     pub fn create_body(&mut self, desc: &BodyDesc) -> Result<BodyId, PhysicsError> {
+        let (body, sim) = self.body_records(desc)?;
+        let moving = body.motion_type != MotionType::Fixed;
+        let set = if moving { AWAKE_SET } else { STATIC_SET };
+        let transform = sim.transform;
+        let id = self.bodies.insert(body, sim, set)?;
+        self.structure = snapshot::dynamic::new_structure();
+        if desc.shapeless {
+            // No proxy: the broad phase never pairs it and queries never see it.
+            return Ok(id);
+        }
+        let aabb = desc.shape.world_aabb(&transform);
+        let kind = if moving {
+            ProxyKind::Moving
+        } else {
+            ProxyKind::Static
+        };
+        let proxy = self.broad_phase.create_proxy(aabb, id.index(), kind);
+        self.bodies.bodies[id.index() as usize].proxy = Some(proxy);
+        Ok(id)
+    }
+
+    /// Validates a description and builds the body's cold and hot records (not yet stored:
+    /// no slot, no set, no proxy). Shared by `create_body` and `create_bodies`.
+    pub(crate) fn body_records(&self, desc: &BodyDesc) -> Result<(Body, BodySim), PhysicsError> {
         validate_position(desc.position)?;
         validate_rotation(desc.rotation)?;
         validate_vector(desc.linear_velocity)?;
@@ -209,6 +236,11 @@ impl World {
             local: 0,
             motion_type: desc.motion_type,
             shape: desc.shape.clone(),
+            shapeless: desc.shapeless,
+            density: desc.density,
+            mass_spec: desc.mass,
+            center_of_mass_offset: desc.center_of_mass_offset.into(),
+            disabled: false,
             local_center,
             mass,
             friction: desc.friction,
@@ -260,22 +292,7 @@ impl World {
             local_center,
             body: 0,
         };
-        let set = if moving { AWAKE_SET } else { STATIC_SET };
-        let id = self.bodies.insert(body, sim, set)?;
-        self.structure = snapshot::dynamic::new_structure();
-        if desc.shapeless {
-            // No proxy: the broad phase never pairs it and queries never see it.
-            return Ok(id);
-        }
-        let aabb = desc.shape.world_aabb(&transform);
-        let kind = if moving {
-            ProxyKind::Moving
-        } else {
-            ProxyKind::Static
-        };
-        let proxy = self.broad_phase.create_proxy(aabb, id.index(), kind);
-        self.bodies.bodies[id.index() as usize].proxy = Some(proxy);
-        Ok(id)
+        Ok((body, sim))
     }
 
     /// Removes a body, its contacts (an `End` event is reported for each touching one) and
@@ -400,8 +417,9 @@ impl World {
         validate_rotation(rotation)?;
         let body = self.bodies.get_mut(id)?;
         body.teleports = body.teleports.wrapping_add(1);
-        if body.motion_type == MotionType::Fixed {
-            // The static set and tree are not in dynamic snapshots (no step moves them).
+        if body.set == STATIC_SET {
+            // The static set and tree are not in dynamic snapshots (no step moves them;
+            // fixed and disabled bodies wait there).
             self.structure = snapshot::dynamic::new_structure();
         }
         let local_center = body.local_center;
@@ -451,7 +469,7 @@ impl World {
     pub fn body_aabb(&self, id: BodyId) -> Result<Aabb, PhysicsError> {
         let b = self.bodies.get(id)?;
         let transform = self.bodies.sim(id)?.transform;
-        if b.proxy.is_none() {
+        if !b.has_shape() {
             return Ok(Aabb::new(transform.translation, transform.translation));
         }
         Ok(b.shape.world_aabb(&transform))
@@ -777,6 +795,10 @@ impl World {
             h.write_u32(index as u32);
             h.write_u32(b.generation);
             h.write_u32(b.set.min(2));
+            if b.disabled {
+                // Only then, so the hashes of worlds without disabled bodies stay as they were.
+                h.write_u32(0xd15a_b1ed);
+            }
             let t = sim.transform.translation;
             let q = sim.transform.rotation;
             for v in [t.x, t.y, t.z, q.x, q.y, q.z, q.w] {

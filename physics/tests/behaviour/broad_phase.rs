@@ -204,3 +204,47 @@ fn pair_finding_does_not_depend_on_how_the_move_buffer_is_split() {
     assert_eq!(outputs[0], outputs[1]);
     assert_eq!(outputs[0], outputs[2]);
 }
+
+/// Proxies added in one batch (built as a subtree and inserted whole) leave a valid tree
+/// that finds exactly what brute force finds, added to an empty tree and to a full one.
+#[test]
+fn a_batch_of_proxies_is_found_like_single_ones() {
+    let mut r = Rng(7);
+    let mut tree = DynamicTree::new();
+    let mut all: Vec<(Aabb, u32)> = Vec::new();
+    for batch in 0..3u32 {
+        let boxes: Vec<(Aabb, u32)> = (0..300)
+            .map(|i| (random_box(&mut r, -30.0, 30.0), batch * 1000 + i))
+            .collect();
+        if batch == 1 {
+            for &(aabb, user) in &boxes {
+                tree.create_proxy(aabb, user);
+            }
+        } else {
+            let mut ids = Vec::new();
+            tree.create_proxies(&boxes, &mut ids);
+            assert_eq!(ids.len(), boxes.len());
+            for (id, &(aabb, user)) in ids.iter().zip(&boxes) {
+                assert_eq!(tree.user_data(*id), user);
+                assert_eq!(tree.fat_aabb(*id), aabb);
+            }
+        }
+        all.extend(&boxes);
+        tree.validate();
+        assert_eq!(tree.proxy_count(), all.len());
+        for _ in 0..50 {
+            let q = random_box(&mut r, -30.0, 30.0);
+            let mut found = BTreeSet::new();
+            tree.query(&q, |_, user| {
+                found.insert(user);
+                true
+            });
+            let expected: BTreeSet<u32> = all
+                .iter()
+                .filter(|(a, _)| a.overlaps(&q))
+                .map(|&(_, user)| user)
+                .collect();
+            assert_eq!(found, expected);
+        }
+    }
+}

@@ -6,6 +6,7 @@
 mod api;
 mod billiards;
 mod bodies;
+mod body_changes;
 mod broad_phase;
 mod ccd;
 mod common;

@@ -38,7 +38,7 @@ use super::joint::{
     MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
 };
 use super::wide::LANES;
-use super::{MAX_BLOCKS, fixed_velocity, pair_mut, solver_index};
+use super::{MAX_BLOCKS, fixed_velocity, joint_takes_part, pair_mut, solver_index};
 
 /// Fewest joints per block within a colour.
 const BLOCK: usize = 64;
@@ -87,7 +87,7 @@ pub(crate) fn push_entries(
     entries: &mut Vec<GraphEntry>,
 ) {
     for (i, j) in joints.joints.iter().enumerate() {
-        if !j.alive || !j.enabled || member.get(i) == Some(&true) {
+        if !joint_takes_part(bodies, j) || member.get(i) == Some(&true) {
             continue;
         }
         entries.push(GraphEntry {

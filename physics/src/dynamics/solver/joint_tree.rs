@@ -211,7 +211,7 @@ fn root_of(find: &mut [u32], mut i: u32) -> u32 {
 /// The solver sides of a ball joint that takes part (enabled, alive, some side moved by
 /// the solver).
 fn ball_sides(bodies: &Bodies, j: &crate::joint::Joint) -> Option<(Option<u32>, Option<u32>)> {
-    if !j.alive || !j.enabled || j.desc.kind != JointKind::Ball {
+    if !super::joint_takes_part(bodies, j) || j.desc.kind != JointKind::Ball {
         return None;
     }
     let a = j.body_a.and_then(|a| solver_index(bodies, a));

@@ -457,6 +457,15 @@ pub(crate) fn finish(
 }
 
 /// The awake index of a body if the solver may move it.
+/// Whether a joint is solved this step: alive, enabled, and neither body disabled (a
+/// disabled body takes no part in the step, so its joints hold nothing).
+pub(crate) fn joint_takes_part(bodies: &Bodies, j: &crate::joint::Joint) -> bool {
+    j.alive
+        && j.enabled
+        && !bodies.bodies[j.body_b as usize].disabled
+        && j.body_a.is_none_or(|a| !bodies.bodies[a as usize].disabled)
+}
+
 fn solver_index(bodies: &Bodies, index: u32) -> Option<u32> {
     bodies.bodies[index as usize].solver_index()
 }

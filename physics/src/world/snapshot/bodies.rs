@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::body::filter::{CollisionFilter, LayerTable};
+use crate::body::mass::MassSpec;
 use crate::body::{
     Bodies, Body, BodyId, BodySet, BodySim, FIRST_SLEEPING_SET, MotionQuality, MotionType,
     STATIC_SET,
@@ -160,7 +161,7 @@ fn check_links(bodies: &Bodies) -> Result<(), SnapshotError> {
             "a body's set and position do not point back at it",
         )?;
         check(
-            (b.motion_type == MotionType::Fixed) == (b.set == STATIC_SET),
+            (b.motion_type == MotionType::Fixed || b.disabled) == (b.set == STATIC_SET),
             "a body is in the wrong set for its motion type",
         )?;
         let sim = sim.expect("checked above");
@@ -231,6 +232,11 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         local,
         motion_type,
         shape,
+        shapeless,
+        density,
+        mass_spec,
+        center_of_mass_offset,
+        disabled,
         local_center,
         mass,
         friction,
@@ -266,6 +272,11 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         MotionType::Dynamic => 2,
     });
     write_shape(w, shape, hulls);
+    w.bool(*shapeless);
+    w.f32(*density);
+    write_mass_spec(w, mass_spec);
+    w.vec3(*center_of_mass_offset);
+    w.bool(*disabled);
     w.vec3(*local_center);
     for x in [
         *mass,
@@ -323,6 +334,12 @@ fn read_body(
         motion_type == MotionType::Fixed || !matches!(shape, Shape::HalfSpace(_)),
         "a moving body has a half-space shape",
     )?;
+    let shapeless = r.bool()?;
+    // Checked when used (a body made dynamic later refuses a bad one), as at creation.
+    let density = r.f32()?;
+    let mass_spec = read_mass_spec(r)?;
+    let center_of_mass_offset = r.vec3()?;
+    let disabled = r.bool()?;
     let local_center = r.finite_vec3("non-finite centre of mass")?;
     let material = "a mass or material value is out of range";
     let mass = r.finite(material)?;
@@ -372,6 +389,10 @@ fn read_body(
             (proxy.kind == ProxyKind::Static) == (motion_type == MotionType::Fixed),
             "a body's proxy is in the wrong tree",
         )?;
+        check(
+            !shapeless && !disabled,
+            "a body without a shape, or disabled, has a proxy",
+        )?;
         Some(proxy)
     } else {
         None
@@ -388,6 +409,11 @@ fn read_body(
         local,
         motion_type,
         shape,
+        shapeless,
+        density,
+        mass_spec,
+        center_of_mass_offset,
+        disabled,
         local_center,
         mass,
         friction,
@@ -416,6 +442,36 @@ fn read_body(
     })
 }
 
+/// A mass source: a tag, then the mass or the full properties.
+fn write_mass_spec(w: &mut Writer, spec: &MassSpec) {
+    match spec {
+        MassSpec::FromShape => w.u8(0),
+        MassSpec::Mass(m) => {
+            w.u8(1);
+            w.f32(*m);
+        }
+        MassSpec::Properties(mp) => {
+            w.u8(2);
+            w.f32(mp.mass);
+            w.vec3(mp.center_of_mass);
+            w.mat3(mp.inertia);
+        }
+    }
+}
+
+fn read_mass_spec(r: &mut Reader<'_>) -> Result<MassSpec, SnapshotError> {
+    Ok(match r.u8()? {
+        0 => MassSpec::FromShape,
+        1 => MassSpec::Mass(r.f32()?),
+        2 => MassSpec::Properties(MassProperties {
+            mass: r.f32()?,
+            center_of_mass: r.vec3()?,
+            inertia: r.mat3()?,
+        }),
+        _ => return Err(SnapshotError::Corrupt("unknown mass source")),
+    })
+}
+
 /// The record of a removed slot: only the generation is ever read again.
 fn dead_body(generation: u32) -> Body {
     Body {
@@ -425,6 +481,11 @@ fn dead_body(generation: u32) -> Body {
         local: 0,
         motion_type: MotionType::Fixed,
         shape: Shape::Sphere(Sphere { radius: 1.0 }),
+        shapeless: false,
+        density: 0.0,
+        mass_spec: MassSpec::FromShape,
+        center_of_mass_offset: Vec3A::ZERO,
+        disabled: false,
         local_center: Vec3A::ZERO,
         mass: 0.0,
         friction: 0.0,
