@@ -201,6 +201,12 @@ impl World {
         let transform = Isometry::new(desc.position.into(), desc.rotation.normalize());
         let center = transform.transform_point(local_center);
         let moving = desc.motion_type != MotionType::Fixed;
+        // Locks bind dynamic bodies only (a kinematic one moves as its velocity says).
+        let locks = if desc.motion_type == MotionType::Dynamic {
+            desc.locked_axes
+        } else {
+            crate::body::LockedAxes::empty()
+        };
         let body = Body {
             generation: 0,
             alive: true,
@@ -230,6 +236,7 @@ impl World {
             } else {
                 desc.motion_quality
             },
+            locked_axes: desc.locked_axes,
             user_data: desc.user_data,
             proxy: None,
             sleep_time: 0.0,
@@ -244,12 +251,12 @@ impl World {
             center,
             center0: center,
             linear_velocity: if moving {
-                desc.linear_velocity.into()
+                locks.free_linear(desc.linear_velocity.into())
             } else {
                 Vec3A::ZERO
             },
             angular_velocity: if moving {
-                desc.angular_velocity.into()
+                locks.free_angular(desc.angular_velocity.into())
             } else {
                 Vec3A::ZERO
             },

@@ -26,6 +26,7 @@ mod gyroscopic;
 mod hooks;
 mod joints;
 mod layers;
+mod locked_axes;
 mod mass_properties;
 mod materials;
 mod narrow_phase;

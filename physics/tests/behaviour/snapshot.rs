@@ -7,7 +7,7 @@
 
 use crate::common::DT;
 use joule_jobs::JobSystem;
-use joule_physics::body::{BodyDesc, BodyId, MotionQuality};
+use joule_physics::body::{BodyDesc, BodyId, LockedAxes, MotionQuality};
 use joule_physics::error::PhysicsError;
 use joule_physics::filter::LayerTable;
 use joule_physics::math::{Quat, Vec3};
@@ -123,6 +123,25 @@ fn scene(threads: usize) -> Scene {
             )
         })
         .collect();
+    // Locked axes (issue 30): a capsule that never tips and a box in the XY plane, both
+    // in reach of the paddle.
+    add(
+        &mut world,
+        BodyDesc::dynamic(
+            Shape::capsule(0.4, 0.25).unwrap(),
+            Vec3::new(2.3, 0.65, 0.3),
+        )
+        .locked_axes(LockedAxes::ROTATION),
+    );
+    add(
+        &mut world,
+        BodyDesc::dynamic(
+            Shape::cuboid(Vec3::splat(0.3)).unwrap(),
+            Vec3::new(-2.3, 1.5, 0.2),
+        )
+        .rotation(Quat::from_rotation_z(0.3))
+        .locked_axes(LockedAxes::PLANE_XY),
+    );
     // Lands at about step 80 and is still counting towards sleep at the snapshot.
     let settling = add(
         &mut world,
@@ -275,6 +294,27 @@ fn restored_worlds_step_in_lockstep_with_the_source() {
         &reference,
         &record(&mut used, 120),
     );
+}
+
+#[test]
+fn locked_axes_come_back_from_the_image() {
+    let s = scene(0);
+    let image = s.world.snapshot();
+    let copy = World::from_snapshot(image.as_bytes(), jobs(0)).unwrap();
+    let locked: Vec<_> = s
+        .ids
+        .iter()
+        .filter(|id| s.world.contains(**id))
+        .map(|&id| (id, s.world.locked_axes(id).unwrap()))
+        .collect();
+    assert_eq!(
+        locked.iter().filter(|(_, l)| !l.is_empty()).count(),
+        2,
+        "the scene has two locked bodies"
+    );
+    for (id, axes) in locked {
+        assert_eq!(copy.body(id).unwrap().locked_axes(), axes, "{id:?}");
+    }
 }
 
 #[test]

@@ -352,6 +352,7 @@ mod tests {
                             3.0,
                             1.5 + b as f32,
                         )),
+                        linear_axes: Vec3A::ONE,
                     };
                     let fixed_a = i == 2;
                     let mut fixed = SolverBody::FIXED;

@@ -200,9 +200,28 @@ fn spring_softness(s: &Spring, h: f32) -> Softness {
     Softness::new(s.hertz, s.damping_ratio, h)
 }
 
-/// The inverse of a 3x3 block, or zero for a singular one (a joint between two sides
-/// the solver does not move in that block's directions).
+/// The inverse of a symmetric 3x3 block, or zero for a singular one (a joint between
+/// two sides the solver does not move in that block's directions). Axes whose row and
+/// column are exactly zero (locked on both sides: [`crate::body::locked_axes`]) are
+/// left out, so the block is inverted on the others (the pseudo-inverse).
 fn inverse(m: Mat3A) -> Mat3A {
+    let cols = [m.x_axis, m.y_axis, m.z_axis];
+    let idle = [0, 1, 2].map(|i| cols[i] == Vec3A::ZERO);
+    if idle.contains(&true) && idle.contains(&false) {
+        let unit = [Vec3A::X, Vec3A::Y, Vec3A::Z];
+        let filled = [0, 1, 2].map(|i| if idle[i] { unit[i] } else { cols[i] });
+        let inv = inverse(Mat3A::from_cols(filled[0], filled[1], filled[2]));
+        let zero = |v: Vec3A| {
+            Vec3A::new(
+                if idle[0] { 0.0 } else { v.x },
+                if idle[1] { 0.0 } else { v.y },
+                if idle[2] { 0.0 } else { v.z },
+            )
+        };
+        let c = [inv.x_axis, inv.y_axis, inv.z_axis];
+        let col = |i: usize| if idle[i] { Vec3A::ZERO } else { zero(c[i]) };
+        return Mat3A::from_cols(col(0), col(1), col(2));
+    }
     if m.determinant().abs() > f32::MIN_POSITIVE {
         m.inverse()
     } else {
@@ -298,6 +317,9 @@ fn columns(m: &Mat3A) -> [[f32; 3]; 3] {
 
 /// The inverse effective mass of the point block with the arms `r_a`, `r_b`.
 pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
+    if ma.locks_translation() || mb.locks_translation() {
+        return locked_point_mass(ma, mb, r_a, r_b);
+    }
     let [xx, xy, xz, yy, yz, zz] = point_block_inverse(
         ma.inv_mass + mb.inv_mass,
         r_a.into(),
@@ -310,6 +332,26 @@ pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -
         Vec3A::new(xy, yy, yz),
         Vec3A::new(xz, yz, zz),
     )
+}
+
+/// The point block's inverse effective mass for sides with locked axes:
+/// `K = m_a⁻¹ P_a + m_b⁻¹ P_b + [r_a]× I_a⁻¹ [r_a]×ᵀ + [r_b]× I_b⁻¹ [r_b]×ᵀ`, inverted
+/// on the axes it can move (see [`inverse`]).
+fn locked_point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
+    let skew = |r: Vec3A| {
+        Mat3A::from_cols(
+            Vec3A::new(0.0, r.z, -r.y),
+            Vec3A::new(-r.z, 0.0, r.x),
+            Vec3A::new(r.y, -r.x, 0.0),
+        )
+    };
+    let arm = |m: &BodyMass, r: Vec3A| {
+        let s = skew(r);
+        s * m.inv_inertia * s.transpose()
+    };
+    let linear =
+        Mat3A::from_diagonal((ma.inv_mass * ma.linear_axes + mb.inv_mass * mb.linear_axes).into());
+    inverse(linear + arm(ma, r_a) + arm(mb, r_b))
 }
 
 /// How far the arm `r` of a body turning at `w` moves in the next position substep
@@ -516,9 +558,9 @@ struct Rows<'a> {
 impl Rows<'_> {
     fn apply_linear(&mut self, p: Vec3A, r_a: Vec3A, r_b: Vec3A) {
         let (ma, mb) = (self.c.mass_a, self.c.mass_b);
-        self.a.v -= ma.inv_mass * p;
+        self.a.v -= ma.linear(p);
         self.a.w -= ma.inv_inertia * r_a.cross(p);
-        self.b.v += mb.inv_mass * p;
+        self.b.v += mb.linear(p);
         self.b.w += mb.inv_inertia * r_b.cross(p);
         self.c.sub_linear += p;
     }
@@ -608,8 +650,8 @@ impl Rows<'_> {
             Some((r_a, r_b)) => {
                 let (ra, rb) = (r_a.cross(u), r_b.cross(u));
                 (
-                    ma.inv_mass
-                        + mb.inv_mass
+                    ma.inv_mass_along(u)
+                        + mb.inv_mass_along(u)
                         + ra.dot(ma.inv_inertia * ra)
                         + rb.dot(mb.inv_inertia * rb),
                     u.dot(self.b.v + self.b.w.cross(r_b) - self.a.v - self.a.w.cross(r_a)),

@@ -215,7 +215,16 @@ pub(crate) fn prepare(
     let joints: &Joints = joints;
     // One mass per awake body.
     let awake = masses.len();
-    let group_of = |e: &GraphEntry| group(&joints.joints[e.id as usize].desc.kind);
+    // A body with a locked translation has a mass per axis, which only the scalar rows
+    // carry (see `BodyMass::linear_axes`).
+    let locked = |b: Option<u32>| b.is_some_and(|i| masses[i as usize].locks_translation());
+    let group_of = |e: &GraphEntry| {
+        if locked(e.body_a) || locked(e.body_b) {
+            3
+        } else {
+            group(&joints.joints[e.id as usize].desc.kind)
+        }
+    };
     for color in &mut s.colors {
         color.bounds.clear();
         color.ball_blocks.clear();
