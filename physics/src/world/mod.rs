@@ -10,6 +10,7 @@ pub mod debug_draw;
 pub mod event_queue;
 mod hooks;
 mod joint_api;
+mod joint_drive_api;
 mod materials;
 pub mod ray;
 #[cfg(feature = "recording")]

@@ -24,6 +24,7 @@ mod game_async;
 mod ghost_collisions;
 mod gyroscopic;
 mod hooks;
+mod joint_drives;
 mod joints;
 mod layers;
 mod locked_axes;

@@ -385,6 +385,7 @@ mod tests {
                             }),
                             ..JointImpulses::default()
                         },
+                        drive: None,
                     };
                     let slot_a = (!fixed_a).then_some(2 * i as u32);
                     let slot_b = Some(2 * i as u32 + 1);

@@ -517,6 +517,7 @@ mod tests {
                         point: vec(i, 19.0),
                         ..JointImpulses::default()
                     },
+                    drive: None,
                 };
                 let (slot_a, slot_b) = ((!fixed_a).then_some(2 * i as u32), Some(2 * i as u32 + 1));
                 lanes.push(BallLane::new(&start, slot_a, slot_b));

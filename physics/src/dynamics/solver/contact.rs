@@ -100,16 +100,6 @@ impl BodyMass {
         linear_axes: Vec3A::ONE,
     };
 
-    /// A body's mass with no locked axis.
-    #[must_use]
-    pub fn new(inv_mass: f32, inv_inertia: Mat3A) -> Self {
-        Self {
-            inv_mass,
-            inv_inertia,
-            linear_axes: Vec3A::ONE,
-        }
-    }
-
     /// Whether some translation axis is locked (then `linear_axes` is not all ones).
     #[must_use]
     #[inline]

@@ -38,7 +38,11 @@
 
 use std::ops::{Add, Mul, Sub};
 
-use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
+use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, OrientationDrive, Spring};
+
+/// The first of the three row slots of an orientation drive (after a swing-twist's
+/// swing and twist limits in slots 0-2).
+const DRIVE: usize = 3;
 use crate::math::{self, Mat3A, Quat, Vec3A};
 
 use super::contact::{BodyMass, Softness, SolverBody};
@@ -126,6 +130,7 @@ pub(crate) struct JointConstraint {
     /// Anchor B minus anchor A at the start of the step.
     d0: Vec3A,
     kind: JointKind,
+    drive: Option<OrientationDrive>,
     /// Inverse effective mass of the point block at the current arms (formed at the start
     /// of the step and again in every relax pass, see the module header), and of the
     /// angular lock for the step's starting inertias.
@@ -173,6 +178,8 @@ pub(crate) struct JointStart {
     pub q_a: Quat,
     pub q_b: Quat,
     pub impulses: JointImpulses,
+    /// A cone's or swing-twist's orientation drive.
+    pub drive: Option<OrientationDrive>,
 }
 
 /// Angle in `[-π, π]` of a quaternion's rotation about its X axis (its twist).
@@ -182,7 +189,7 @@ fn twist_angle(q: Quat) -> f32 {
 }
 
 /// Twist about X and the two swing angles toward Y and Z of `q = swing * twist`.
-fn twist_swing_angles(q: Quat) -> [f32; 3] {
+pub(crate) fn twist_swing_angles(q: Quat) -> [f32; 3] {
     let q = if q.w < 0.0 { -q } else { q };
     let t = Quat::from_xyzw(q.x, 0.0, 0.0, q.w);
     let len = t.length();
@@ -398,8 +405,10 @@ impl JointConstraint {
             acc_in_b: Vec3A::ZERO,
             weight_a,
             weight_b,
-            // Only the joints with an angular lock read it.
-            angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_)) {
+            // Only the joints with an angular lock or an orientation drive read it.
+            angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_))
+                || s.drive.is_some()
+            {
                 inverse(ma.inv_inertia + mb.inv_inertia)
             } else {
                 Mat3A::ZERO
@@ -417,6 +426,7 @@ impl JointConstraint {
             q_b0: s.q_b,
             d0: s.anchor_b - s.anchor_a,
             kind: s.kind,
+            drive: s.drive,
             acc: s.impulses,
             sub_linear: Vec3A::ZERO,
             sub_angular: Vec3A::ZERO,
@@ -510,6 +520,9 @@ impl JointConstraint {
                 }
             }
             JointKind::Cone { half_angle } => {
+                if let Some(d) = rows.c.drive {
+                    rows.orientation_drive(&p, &d);
+                }
                 rows.cone(0, x_a, x_b, half_angle);
                 rows.point(&p);
             }
@@ -517,6 +530,9 @@ impl JointConstraint {
                 swing_half_angle,
                 twist,
             } => {
+                if let Some(d) = rows.c.drive {
+                    rows.orientation_drive(&p, &d);
+                }
                 let angle = twist_angle(p.q_a.conjugate() * p.q_b);
                 let u = (x_a + x_b).try_normalize().unwrap_or(x_a);
                 rows.angular(1, u, angle - twist.lower, Mode::Limit);
@@ -625,6 +641,70 @@ impl Rows<'_> {
         let imp = -ms * (self.c.angular_mass * (cdot + bias_rate * err)) - is * self.c.acc.angular;
         self.c.acc.angular += imp;
         self.apply_angular(imp);
+    }
+
+    /// A cone's or swing-twist's orientation drive, one 3-row angular block in slots
+    /// `DRIVE..DRIVE + 3` (world axes): a soft spring toward frame B's target
+    /// orientation (solve pass only, from a zero impulse each substep, as the springs),
+    /// or a velocity motor; the impulse's size is clamped to the torque limit.
+    fn orientation_drive(&mut self, p: &Pose, d: &OrientationDrive) {
+        let slots = DRIVE..DRIVE + 3;
+        let acc = Vec3A::from_slice(&self.c.acc.rows[slots.clone()]);
+        let spring = matches!(d, OrientationDrive::Spring { .. });
+        if self.pass == Pass::WarmStart {
+            if spring {
+                self.c.acc.rows[slots].fill(0.0);
+            } else {
+                self.apply_angular(acc);
+            }
+            return;
+        }
+        let Pass::Solve(use_bias) = self.pass else {
+            return;
+        };
+        let cdot = self.b.w - self.a.w;
+        let mass = self.c.angular_mass;
+        let (new, max) = match *d {
+            OrientationDrive::Spring {
+                target,
+                hertz,
+                damping_ratio,
+                max_torque,
+            } => {
+                if !use_bias {
+                    return;
+                }
+                // The rotation from the target to frame B, as a rotation vector.
+                let goal = p.q_a * target;
+                let e = p.q_b * goal.conjugate();
+                let e = if e.w < 0.0 { -e } else { e };
+                let v = Vec3A::new(e.x, e.y, e.z);
+                let s = v.length();
+                let err = if s > 0.0 {
+                    v * (2.0 * math::atan2(s, e.w) / s)
+                } else {
+                    Vec3A::ZERO
+                };
+                let soft = Softness::new(hertz, damping_ratio, self.k.h);
+                (
+                    acc - soft.mass_scale * (mass * (cdot + soft.bias_rate * err))
+                        - soft.impulse_scale * acc,
+                    max_torque,
+                )
+            }
+            OrientationDrive::Velocity {
+                angular_velocity,
+                max_torque,
+            } => {
+                let target = p.q_a * Vec3A::from(angular_velocity);
+                (acc - mass * (cdot - target), max_torque)
+            }
+        };
+        let m = max * self.k.h;
+        let len = new.length();
+        let new = if len > m { new * (m / len) } else { new };
+        new.write_to_slice(&mut self.c.acc.rows[slots]);
+        self.apply_angular(new - acc);
     }
 
     /// A one-dimensional row: linear along `u` between the points `r_a`, `r_b` when

@@ -409,6 +409,7 @@ impl World {
                 generation: _,
                 alive: _,
                 desc: _,
+                drive: _,
                 body_a: _,
                 body_b: _,
             } = j;
