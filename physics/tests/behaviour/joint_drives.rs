@@ -404,3 +404,47 @@ fn wrong_kinds_and_bad_values_are_refused_by_name() {
         Err(PhysicsError::WrongJointKind { found: "cone", .. })
     ));
 }
+
+#[test]
+fn a_disabled_joint_no_longer_keeps_its_bodies_in_one_island() {
+    // Two crates on the ground joined by a rigid 3 m distance joint; a constant force
+    // drags the first, so the second is dragged along and neither sleeps. Disabled, the
+    // joint lets the second stop and fall asleep while the first slides on: their
+    // islands split as if the joint were gone. It keeps its id and holds once enabled.
+    let mut w = world(0);
+    crate::common::ground(&mut w, 0.5);
+    let crate_at = |w: &mut World, x: f32| {
+        w.create_body(&BodyDesc::dynamic(
+            Shape::cuboid(Vec3::splat(0.25)).unwrap(),
+            Vec3::new(x, 0.25, 0.0),
+        ))
+        .unwrap()
+    };
+    let (a, b) = (crate_at(&mut w, 0.0), crate_at(&mut w, -3.0));
+    let (fa, _) = w
+        .joint_frames_at(Some(a), b, Vec3::new(0.0, 0.25, 0.0), Vec3::X)
+        .unwrap();
+    let (_, fb) = w
+        .joint_frames_at(Some(a), b, Vec3::new(-3.0, 0.25, 0.0), Vec3::X)
+        .unwrap();
+    let rope = JointKind::Distance {
+        min: 3.0,
+        max: 3.0,
+        spring: None,
+    };
+    let j = w
+        .create_joint(&JointDesc::new(rope, Some(a), b, fa, fb))
+        .unwrap();
+    // Friction on both is 0.5 * m g; pull with more than both.
+    let weight = w.mass(a).unwrap() * G;
+    w.set_constant_force(a, Vec3::new(1.5 * weight, 0.0, 0.0))
+        .unwrap();
+    run(&mut w, 120);
+    assert!(!w.is_sleeping(a).unwrap() && !w.is_sleeping(b).unwrap());
+    assert!(w.linear_velocity(b).unwrap().x > 0.5, "b is dragged");
+    w.set_joint_enabled(j, false).unwrap();
+    run(&mut w, 180);
+    assert!(w.is_sleeping(b).unwrap(), "b stopped and sleeps alone");
+    assert!(!w.is_sleeping(a).unwrap(), "a slides on");
+    assert!(w.contains_joint(j) && !w.is_joint_enabled(j).unwrap());
+}
