@@ -324,3 +324,36 @@ fn a_spin_about_a_free_axis_is_kept_and_the_locked_ones_never_start() {
     };
     assert!((turned - 4.0).abs() < 1e-3, "turned {turned}");
 }
+
+#[test]
+fn a_fixed_joint_holds_the_free_rotation_of_a_plane_locked_body() {
+    // Welded to the world, a plane body under a torque about Z and a force along X stays
+    // put: the joint's angular and point blocks are singular along the locked axes and
+    // are inverted on the free ones (without that they would be dropped whole and the
+    // body would spin and slide away).
+    let mut w = world(0);
+    let p0 = Vec3::new(0.0, 2.0, 0.0);
+    let b = w
+        .create_body(
+            &BodyDesc::dynamic(Shape::cuboid(Vec3::new(0.4, 0.2, 0.1)).unwrap(), p0)
+                .locked_axes(LockedAxes::PLANE_XY),
+        )
+        .unwrap();
+    let (fa, fb) = w.joint_frames_at(None, b, p0, Vec3::X).unwrap();
+    w.create_joint(&JointDesc::new(JointKind::Fixed, None, b, fa, fb))
+        .unwrap();
+    w.set_constant_torque(b, Vec3::new(30.0, 30.0, 30.0))
+        .unwrap();
+    w.set_constant_force(b, Vec3::new(100.0, 0.0, 100.0))
+        .unwrap();
+    run(&mut w, 120);
+    let body = w.body(b).unwrap();
+    let (axis, angle) = body.rotation().to_axis_angle();
+    assert!(angle < 1e-3, "turned {angle} about {axis}");
+    assert!(
+        (body.position() - p0).length() < 1e-3,
+        "{}",
+        body.position()
+    );
+    assert_eq!(body.position().z.to_bits(), p0.z.to_bits());
+}
