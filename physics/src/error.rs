@@ -99,6 +99,18 @@ pub enum PhysicsError {
         /// What the field must be.
         expected: &'static str,
     },
+    /// A joint setting passed to a runtime setter (`World::set_joint_drive`,
+    /// `World::set_joint_motor`, `World::set_joint_limits`) was out of range; `field`
+    /// names it, `expected` says what it must be. Fix that field; the joint keeps its
+    /// old settings.
+    InvalidJointSetting {
+        /// The setting's field (`"hertz"`, `"max_torque"`, `"limit.lower"`).
+        field: &'static str,
+        /// The value given.
+        value: f32,
+        /// What the field must be.
+        expected: &'static str,
+    },
     /// `World::create_bodies` refused a batch because the description at `index` was
     /// refused with `error`; no body of the batch was created. Fix that description.
     InvalidBatchBody {
@@ -117,6 +129,16 @@ pub enum PhysicsError {
         index: usize,
         /// The compound's number of children.
         count: usize,
+    },
+    /// A joint setter was called on a joint of a kind that has no such setting (a motor
+    /// on a ball joint, a drive on a hinge). `expected` lists the kinds that have it.
+    WrongJointKind {
+        /// The setter called.
+        setting: &'static str,
+        /// The kinds that have the setting.
+        expected: &'static str,
+        /// The joint's kind.
+        found: &'static str,
     },
     /// `World::move_kinematic` was given a time step that is not finite and positive.
     /// Pass the `dt` of the step that follows, such as `1.0 / 60.0`.
@@ -203,6 +225,19 @@ impl fmt::Display for PhysicsError {
             PhysicsError::CompoundChildOutOfRange { index, count } => write!(
                 f,
                 "compound child index {index}, expected below the child count {count}"
+            ),
+            PhysicsError::InvalidJointSetting {
+                field,
+                value,
+                expected,
+            } => write!(f, "joint setting {field}: {value}, expected {expected}"),
+            PhysicsError::WrongJointKind {
+                setting,
+                expected,
+                found,
+            } => write!(
+                f,
+                "joint {setting}: the joint is a {found} joint, expected a {expected} joint"
             ),
             PhysicsError::InvalidTimeStep(dt) => {
                 write!(f, "time step {dt} s, expected a finite dt > 0")

@@ -14,7 +14,7 @@
 //! ```
 
 pub use crate::body::filter::{CollisionFilter, ObjectLayer};
-pub use crate::body::{BodyDesc, BodyId, MotionQuality, MotionType};
+pub use crate::body::{BodyDesc, BodyId, LockedAxes, MotionQuality, MotionType};
 pub use crate::collision::query::{QueryFilter, RayHit};
 pub use crate::dynamics::solver::SolverSettings;
 pub use crate::error::PhysicsError;

@@ -19,7 +19,7 @@
 //! validates them all and refuses bad ones with a typed error, as with a literal.
 
 use crate::body::filter::{CollisionFilter, ObjectLayer};
-use crate::body::{BodyDesc, MotionQuality, MotionType};
+use crate::body::{BodyDesc, LockedAxes, MotionQuality, MotionType};
 use crate::material::MaterialId;
 use crate::math::{Quat, Vec3};
 use crate::shape::Shape;
@@ -151,6 +151,15 @@ impl BodyDesc {
     #[must_use]
     pub fn motion_quality(mut self, quality: MotionQuality) -> Self {
         self.motion_quality = quality;
+        self
+    }
+
+    /// Locks world axes of a dynamic body: it never translates along or rotates about
+    /// them, not even by rounding ([`LockedAxes`]: `LockedAxes::ROTATION` for a capsule
+    /// that never tips, `LockedAxes::PLANE_XY` for a 2D game).
+    #[must_use]
+    pub fn locked_axes(mut self, axes: LockedAxes) -> Self {
+        self.locked_axes = axes;
         self
     }
 

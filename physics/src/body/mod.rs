@@ -22,9 +22,11 @@
 
 pub mod builder;
 pub mod filter;
+pub mod locked_axes;
 pub mod mass;
 
 use crate::body::filter::{CollisionFilter, ObjectLayer};
+pub use crate::body::locked_axes::LockedAxes;
 use crate::body::mass::MassSpec;
 use crate::error::PhysicsError;
 use crate::geometry::dynamic_tree::ProxyId;
@@ -174,6 +176,9 @@ pub struct BodyDesc {
     pub allow_sleep: bool,
     /// Tunnelling protection.
     pub motion_quality: MotionQuality,
+    /// World axes a dynamic body may not translate along or rotate about (none by
+    /// default; see [`LockedAxes`]).
+    pub locked_axes: LockedAxes,
     /// Free for the user (an entity id, say).
     pub user_data: u64,
 }
@@ -206,6 +211,7 @@ impl Default for BodyDesc {
             filter: CollisionFilter::default(),
             allow_sleep: true,
             motion_quality: MotionQuality::Discrete,
+            locked_axes: LockedAxes::empty(),
             user_data: 0,
         }
     }
@@ -347,6 +353,8 @@ pub(crate) struct Body {
     pub filter: CollisionFilter,
     pub allow_sleep: bool,
     pub motion_quality: MotionQuality,
+    /// Locked world axes (see [`LockedAxes`]); read by the solver for dynamic bodies.
+    pub locked_axes: LockedAxes,
     pub user_data: u64,
     /// Broad-phase proxy (none only while the body is being created).
     pub proxy: Option<BroadPhaseProxy>,

@@ -32,7 +32,7 @@
 //! any thread count.
 
 use crate::body::filter::{ExclusionList, LayerTable};
-use crate::body::{AWAKE_SET, Bodies, BodySim, MotionQuality, MotionType};
+use crate::body::{AWAKE_SET, Bodies, BodySim, LockedAxes, MotionQuality, MotionType};
 use crate::collision::broad_phase::BroadPhase;
 use crate::collision::narrow_phase::{ContactManifold, closest_points, collide};
 use crate::contact::motion_types_collide;
@@ -595,9 +595,11 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
     } else {
         (point, hit.normal)
     };
-    let (ma, inv_ia) = (sa.inv_mass, sa.inv_inertia_world());
+    // Locked axes (see `LockedAxes`): the masses seen along them are infinite.
+    let (la, lb) = (ca.locked_axes, cb.locked_axes);
+    let (ma, inv_ia) = (sa.inv_mass, la.project_angular(sa.inv_inertia_world()));
     let (mb, inv_ib) = if b_dynamic {
-        (sb.inv_mass, sb.inv_inertia_world())
+        (sb.inv_mass, lb.project_angular(sb.inv_inertia_world()))
     } else {
         (0.0, Mat3A::ZERO)
     };
@@ -613,7 +615,14 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
     }
     let k = |dir: Vec3A| {
         let (xa, xb) = (cross(ra, dir), cross(rb, dir));
-        ma + mb + xa.dot(inv_ia * xa) + xb.dot(inv_ib * xb)
+        let along = |m: f32, l: LockedAxes| {
+            if l.locks_translation() {
+                m * l.free_linear(dir).dot(dir)
+            } else {
+                m
+            }
+        };
+        along(ma, la) + along(mb, lb) + xa.dot(inv_ia * xa) + xb.dot(inv_ib * xb)
     };
     let e = if vn <= -response.restitution_threshold {
         restitution
@@ -630,11 +639,11 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
         impulse -= jt * t;
     }
     let a = bodies.sim_mut(bodies.id_of(ia)).expect("live fast body");
-    a.linear_velocity -= ma * impulse;
+    a.linear_velocity -= ma * la.free_linear(impulse);
     a.angular_velocity -= inv_ia * cross(ra, impulse);
     if b_dynamic {
         let b = bodies.sim_mut(bodies.id_of(ib)).expect("live body hit");
-        b.linear_velocity += mb * impulse;
+        b.linear_velocity += mb * lb.free_linear(impulse);
         b.angular_velocity += inv_ib * cross(rb, impulse);
     }
 }
@@ -642,9 +651,14 @@ fn apply_impact(bodies: &mut Bodies, hit: &CcdHit, point: Vec3A, response: &CcdR
 /// Puts a body at `fraction` of this step's motion (keeping its velocity and rotation).
 fn move_back(bodies: &mut Bodies, index: u32, fraction: f32) {
     let id = bodies.id_of(index);
+    let locks = bodies.bodies[index as usize].locked_axes;
     let sim = bodies
         .sim_mut(id)
         .expect("CCD only moves live bodies found this step");
-    sim.center = sim.center0 + (sim.center - sim.center0) * fraction;
-    sim.transform.translation = sim.center - rotate(sim.transform.rotation, sim.local_center);
+    sim.center = locks.keep_locked(
+        sim.center,
+        sim.center0 + (sim.center - sim.center0) * fraction,
+    );
+    let origin = sim.center - rotate(sim.transform.rotation, sim.local_center);
+    sim.transform.translation = locks.keep_locked(sim.transform.translation, origin);
 }

@@ -22,10 +22,14 @@
 //! contacts' does. Storage is a slot array with generations, like bodies: a stale
 //! [`JointId`] is an error, never another joint.
 
+pub mod state;
+
 use crate::body::BodyId;
 use crate::error::PhysicsError;
 use crate::math::quat_length;
-use crate::math::{Isometry, Vec3A};
+use crate::math::{Isometry, Quat, Vec3, Vec3A};
+
+pub use state::JointState;
 
 /// A handle to a joint: slot index plus generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,6 +142,96 @@ impl Motor {
                     && max_force >= 0.0
             }
         }
+    }
+}
+
+/// A drive turning a cone or swing-twist joint's frame B toward an orientation relative
+/// to frame A, with a torque limit: powered ragdolls, Jolt's drive-to-pose. Set with
+/// [`World::set_joint_drive`](crate::world::World::set_joint_drive); it acts on all three
+/// rotation axes at once, before the joint's limits (which still hold).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OrientationDrive {
+    /// A damped spring toward `target` (frame B's orientation in frame A's axes, as
+    /// [`JointState::rotation`] reads it), as a frequency and a damping ratio: the
+    /// error decays as the damped oscillator's does (at `damping_ratio` 1, as
+    /// `(1 + ωt) e^(-ωt)` with `ω = 2π hertz`, never overshooting), whatever the bodies'
+    /// inertia.
+    Spring {
+        /// Target orientation of frame B relative to frame A (a unit quaternion).
+        target: Quat,
+        /// Frequency (Hz, > 0).
+        hertz: f32,
+        /// Damping ratio (>= 0; 1 is critical).
+        damping_ratio: f32,
+        /// Largest torque the drive applies (N·m, >= 0).
+        max_torque: f32,
+    },
+    /// Drives body B's angular velocity relative to body A toward `angular_velocity`
+    /// (rad/s, in frame A's axes).
+    Velocity {
+        /// Target relative angular velocity, frame A's axes.
+        angular_velocity: Vec3,
+        /// Largest torque the drive applies (N·m, >= 0).
+        max_torque: f32,
+    },
+}
+
+impl OrientationDrive {
+    /// Checks every value, naming the first bad one.
+    pub(crate) fn validate(&self) -> Result<(), PhysicsError> {
+        let bad = |field: &'static str, value: f32, expected: &'static str| {
+            Err(PhysicsError::InvalidJointSetting {
+                field,
+                value,
+                expected,
+            })
+        };
+        let max_torque = match *self {
+            OrientationDrive::Spring {
+                target,
+                hertz,
+                damping_ratio,
+                max_torque,
+            } => {
+                for (i, c) in target.to_array().into_iter().enumerate() {
+                    if !c.is_finite() {
+                        const FIELDS: [&str; 4] = ["target.x", "target.y", "target.z", "target.w"];
+                        return bad(FIELDS[i], c, "finite");
+                    }
+                }
+                let len = target.length();
+                if (len - 1.0).abs() > 1e-3 {
+                    return bad("target (its length)", len, "a unit quaternion (length 1)");
+                }
+                if !(hertz.is_finite() && hertz > 0.0) {
+                    return bad("hertz", hertz, "finite and > 0");
+                }
+                if !(damping_ratio.is_finite() && damping_ratio >= 0.0) {
+                    return bad("damping_ratio", damping_ratio, "finite and >= 0");
+                }
+                max_torque
+            }
+            OrientationDrive::Velocity {
+                angular_velocity,
+                max_torque,
+            } => {
+                for (i, c) in angular_velocity.to_array().into_iter().enumerate() {
+                    if !c.is_finite() {
+                        const FIELDS: [&str; 3] = [
+                            "angular_velocity.x",
+                            "angular_velocity.y",
+                            "angular_velocity.z",
+                        ];
+                        return bad(FIELDS[i], c, "finite");
+                    }
+                }
+                max_torque
+            }
+        };
+        if !(max_torque.is_finite() && max_torque >= 0.0) {
+            return bad("max_torque", max_torque, "finite and >= 0");
+        }
+        Ok(())
     }
 }
 
@@ -375,6 +469,8 @@ pub(crate) struct Joint {
     /// Constraint force (N) and torque (N·m) on body B in the last step, world axes.
     pub force: Vec3A,
     pub torque: Vec3A,
+    /// The orientation drive of a cone or swing-twist joint (set by the user).
+    pub drive: Option<OrientationDrive>,
 }
 
 /// Every joint of a world, plus the joint events of the last step.

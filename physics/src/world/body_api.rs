@@ -2,7 +2,7 @@
 //! out of `world/mod.rs` so that file stays one concept (the world's parts and its step).
 
 use crate::body::mass::{self, MassSpec};
-use crate::body::{BodyId, MotionType, validate_vector};
+use crate::body::{BodyId, LockedAxes, MotionType, validate_vector};
 use crate::dynamics::island;
 use crate::error::PhysicsError;
 use crate::math::{Mat3A, Quat, Vec3, Vec3A};
@@ -120,6 +120,29 @@ impl World {
     /// The body's constant torque (zero unless set).
     pub fn constant_torque(&self, id: BodyId) -> Result<Vec3, PhysicsError> {
         Ok(self.bodies.get(id)?.constant_torque.into())
+    }
+
+    /// Locks world axes of the body from the next step on (see [`LockedAxes`]; they bind
+    /// dynamic bodies only). A dynamic body's velocity loses its locked components now,
+    /// and it is woken. Like other settings changed by hand, a dynamic snapshot's restore
+    /// does not undo it.
+    pub fn set_locked_axes(&mut self, id: BodyId, axes: LockedAxes) -> Result<(), PhysicsError> {
+        let b = self.bodies.get_mut(id)?;
+        b.locked_axes = axes;
+        if b.motion_type != MotionType::Dynamic {
+            return Ok(());
+        }
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let sim = self.bodies.sim_mut(id)?;
+        sim.linear_velocity = axes.free_linear(sim.linear_velocity);
+        sim.angular_velocity = axes.free_angular(sim.angular_velocity);
+        sim.velocity_carry = axes.free_linear(sim.velocity_carry);
+        Ok(())
+    }
+
+    /// The body's locked axes (empty unless set).
+    pub fn locked_axes(&self, id: BodyId) -> Result<LockedAxes, PhysicsError> {
+        Ok(self.bodies.get(id)?.locked_axes)
     }
 
     fn require_dynamic_body(&self, id: BodyId) -> Result<(), PhysicsError> {

@@ -72,6 +72,7 @@ impl World {
             filter: b.filter,
             allow_sleep: b.allow_sleep,
             motion_quality: b.motion_quality,
+            locked_axes: b.locked_axes,
             user_data: b.user_data,
         })
     }

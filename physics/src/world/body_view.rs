@@ -219,6 +219,13 @@ impl BodyRef<'_> {
         self.body.motion_quality
     }
 
+    /// The world axes the body may not move along or turn about (see
+    /// [`LockedAxes`](crate::body::LockedAxes)).
+    #[must_use]
+    pub fn locked_axes(&self) -> crate::body::LockedAxes {
+        self.body.locked_axes
+    }
+
     /// The user data given at creation.
     #[must_use]
     pub fn user_data(&self) -> u64 {

@@ -35,6 +35,7 @@ impl World {
             impulses: JointImpulses::default(),
             force: Vec3A::ZERO,
             torque: Vec3A::ZERO,
+            drive: None,
         }))
     }
 
@@ -117,6 +118,10 @@ impl World {
             self.structure = crate::world::snapshot::dynamic::new_structure();
         }
         j.desc.kind = kind;
+        if !matches!(kind, JointKind::Cone { .. } | JointKind::SwingTwist { .. }) {
+            // Only these kinds have an orientation drive.
+            j.drive = None;
+        }
         self.wake_joint(id)
     }
 

@@ -13,6 +13,7 @@ pub mod debug_draw;
 pub mod event_queue;
 mod hooks;
 mod joint_api;
+mod joint_drive_api;
 mod materials;
 pub mod ray;
 #[cfg(feature = "recording")]
@@ -229,6 +230,12 @@ impl World {
         let transform = Isometry::new(desc.position, quat_normalize(desc.rotation));
         let center = transform.transform_point(local_center);
         let moving = desc.motion_type != MotionType::Fixed;
+        // Locks bind dynamic bodies only (a kinematic one moves as its velocity says).
+        let locks = if desc.motion_type == MotionType::Dynamic {
+            desc.locked_axes
+        } else {
+            crate::body::LockedAxes::empty()
+        };
         let body = Body {
             generation: 0,
             alive: true,
@@ -263,6 +270,7 @@ impl World {
             } else {
                 desc.motion_quality
             },
+            locked_axes: desc.locked_axes,
             user_data: desc.user_data,
             proxy: None,
             sleep_time: 0.0,
@@ -277,12 +285,12 @@ impl World {
             center,
             center0: center,
             linear_velocity: if moving {
-                desc.linear_velocity.into()
+                locks.free_linear(desc.linear_velocity.into())
             } else {
                 Vec3A::ZERO
             },
             angular_velocity: if moving {
-                desc.angular_velocity.into()
+                locks.free_angular(desc.angular_velocity.into())
             } else {
                 Vec3A::ZERO
             },

@@ -7,9 +7,10 @@
 
 use crate::common::DT;
 use joule_jobs::JobSystem;
-use joule_physics::body::{BodyDesc, BodyId, MotionQuality};
+use joule_physics::body::{BodyDesc, BodyId, LockedAxes, MotionQuality};
 use joule_physics::error::PhysicsError;
 use joule_physics::filter::LayerTable;
+use joule_physics::joint::{AxisLimit, JointDesc, JointId, JointKind, OrientationDrive};
 use joule_physics::math::{Quat, Vec3};
 use joule_physics::shape::Shape;
 use joule_physics::snapshot::{SNAPSHOT_VERSION, Snapshot, SnapshotError};
@@ -51,6 +52,8 @@ struct Scene {
     removed: Vec<BodyId>,
     sleepers: Vec<BodyId>,
     settling: BodyId,
+    /// The swing-twist joint with an orientation drive.
+    driven: JointId,
 }
 
 fn scene(threads: usize) -> Scene {
@@ -123,6 +126,60 @@ fn scene(threads: usize) -> Scene {
             )
         })
         .collect();
+    // Locked axes (issue 30): a capsule that never tips and a box in the XY plane, both
+    // in reach of the paddle.
+    add(
+        &mut world,
+        BodyDesc::dynamic(
+            Shape::capsule(0.4, 0.25).unwrap(),
+            Vec3::new(2.3, 0.65, 0.3),
+        )
+        .locked_axes(LockedAxes::ROTATION),
+    );
+    add(
+        &mut world,
+        BodyDesc::dynamic(
+            Shape::cuboid(Vec3::splat(0.3)).unwrap(),
+            Vec3::new(-2.3, 1.5, 0.2),
+        )
+        .rotation(Quat::from_rotation_z(0.3))
+        .locked_axes(LockedAxes::PLANE_XY),
+    );
+    // A limb on a swing-twist joint above the fixed box, driven toward a pose (issue 30):
+    // the image carries the drive.
+    let limb = add(
+        &mut world,
+        BodyDesc::dynamic(Shape::capsule(0.3, 0.1).unwrap(), Vec3::new(6.0, 2.5, 0.0)),
+    );
+    let (fa, fb) = world
+        .joint_frames_at(None, limb, Vec3::new(6.0, 2.1, 0.0), Vec3::Y)
+        .unwrap();
+    let st = world
+        .create_joint(&JointDesc::new(
+            JointKind::SwingTwist {
+                swing_half_angle: 1.2,
+                twist: AxisLimit {
+                    lower: -0.5,
+                    upper: 0.5,
+                },
+            },
+            None,
+            limb,
+            fa,
+            fb,
+        ))
+        .unwrap();
+    world
+        .set_joint_drive(
+            st,
+            Some(OrientationDrive::Spring {
+                target: Quat::from_rotation_z(0.8),
+                hertz: 2.0,
+                damping_ratio: 0.3,
+                max_torque: 50.0,
+            }),
+        )
+        .unwrap();
     // Lands at about step 80 and is still counting towards sleep at the snapshot.
     let settling = add(
         &mut world,
@@ -178,6 +235,7 @@ fn scene(threads: usize) -> Scene {
         removed,
         sleepers,
         settling,
+        driven: st,
     }
 }
 
@@ -275,6 +333,37 @@ fn restored_worlds_step_in_lockstep_with_the_source() {
         &reference,
         &record(&mut used, 120),
     );
+}
+
+#[test]
+fn locked_axes_come_back_from_the_image() {
+    let s = scene(0);
+    let image = s.world.snapshot();
+    let copy = World::from_snapshot(image.as_bytes(), jobs(0)).unwrap();
+    let locked: Vec<_> = s
+        .ids
+        .iter()
+        .filter(|id| s.world.contains(**id))
+        .map(|&id| (id, s.world.locked_axes(id).unwrap()))
+        .collect();
+    assert_eq!(
+        locked.iter().filter(|(_, l)| !l.is_empty()).count(),
+        2,
+        "the scene has two locked bodies"
+    );
+    for (id, axes) in locked {
+        assert_eq!(copy.body(id).unwrap().locked_axes(), axes, "{id:?}");
+    }
+}
+
+#[test]
+fn orientation_drives_come_back_from_the_image() {
+    let s = scene(0);
+    let image = s.world.snapshot();
+    let copy = World::from_snapshot(image.as_bytes(), jobs(0)).unwrap();
+    let drive = s.world.joint_drive(s.driven).unwrap();
+    assert!(drive.is_some(), "the scene has a drive");
+    assert_eq!(copy.joint_drive(s.driven).unwrap(), drive);
 }
 
 #[test]

@@ -352,6 +352,7 @@ mod tests {
                             3.0,
                             1.5 + b as f32,
                         )),
+                        linear_axes: Vec3A::ONE,
                     };
                     let fixed_a = i == 2;
                     let mut fixed = SolverBody::FIXED;
@@ -384,6 +385,7 @@ mod tests {
                             }),
                             ..JointImpulses::default()
                         },
+                        drive: None,
                     };
                     let slot_a = (!fixed_a).then_some(2 * i as u32);
                     let slot_b = Some(2 * i as u32 + 1);

@@ -488,6 +488,7 @@ mod tests {
                     inv_mass: 0.5 + 0.1 * b as f32,
                     inv_inertia: Mat3A::from_diagonal(glam::Vec3::new(2.0, 3.0, 1.5 + b as f32))
                         + Mat3A::from_cols(Vec3A::ZERO, Vec3A::X * 0.1, Vec3A::Y * 0.1),
+                    linear_axes: Vec3A::ONE,
                 };
                 let fixed_a = i == 2 || i == 5;
                 let mut fixed = SolverBody::FIXED;
@@ -516,6 +517,7 @@ mod tests {
                         point: vec(i, 19.0),
                         ..JointImpulses::default()
                     },
+                    drive: None,
                 };
                 let (slot_a, slot_b) = ((!fixed_a).then_some(2 * i as u32), Some(2 * i as u32 + 1));
                 lanes.push(BallLane::new(&start, slot_a, slot_b));

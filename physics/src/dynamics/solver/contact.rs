@@ -83,8 +83,14 @@ impl SolverBody {
 pub struct BodyMass {
     /// Inverse mass (0 for static and kinematic sides).
     pub inv_mass: f32,
-    /// Inverse inertia in world axes.
+    /// Inverse inertia in world axes (with locked rotation axes projected out:
+    /// `P I⁻¹ P`, see [`crate::body::locked_axes`]).
     pub inv_inertia: Mat3A,
+    /// 1 along the world axes the body may translate along, 0 along its locked ones: the
+    /// inverse mass along axis `i` is `inv_mass * linear_axes[i]`. All ones unless the
+    /// body locks a translation; such a body's constraints are solved by the scalar rows
+    /// (the bundles keep one inverse mass per lane).
+    pub linear_axes: Vec3A,
 }
 
 impl BodyMass {
@@ -92,7 +98,43 @@ impl BodyMass {
     pub const FIXED: BodyMass = BodyMass {
         inv_mass: 0.0,
         inv_inertia: Mat3A::ZERO,
+        linear_axes: Vec3A::ONE,
     };
+
+    /// Whether some translation axis is locked (then `linear_axes` is not all ones).
+    #[must_use]
+    #[inline]
+    pub fn locks_translation(&self) -> bool {
+        self.linear_axes != Vec3A::ONE
+    }
+
+    /// The velocity change of the linear impulse `p`: `m⁻¹ P p`. Without a lock this is
+    /// `inv_mass * p`, bit for bit.
+    #[must_use]
+    #[inline]
+    pub fn linear(&self, p: Vec3A) -> Vec3A {
+        self.inv_mass * (p * self.linear_axes)
+    }
+
+    /// The velocity change of the impulse `delta` along `n`: `(inv_mass * delta) * n`
+    /// without a lock, bit for bit, as the contact rows write it.
+    #[must_use]
+    #[inline]
+    pub fn linear_along(&self, delta: f32, n: Vec3A) -> Vec3A {
+        ((self.inv_mass * delta) * n) * self.linear_axes
+    }
+
+    /// The inverse mass along the unit direction `n`: `nᵀ m⁻¹ P n` (exactly `inv_mass`
+    /// without a lock).
+    #[must_use]
+    #[inline]
+    pub fn inv_mass_along(&self, n: Vec3A) -> f32 {
+        if self.locks_translation() {
+            self.inv_mass * (n * self.linear_axes).dot(n)
+        } else {
+            self.inv_mass
+        }
+    }
 }
 
 /// One point of a contact constraint.
@@ -320,10 +362,10 @@ impl ContactConstraint {
             let (ra, rb) = (p.r_a, p.r_b);
             let mass = |dir| {
                 effective_mass(
-                    ma.inv_mass,
+                    ma.inv_mass_along(dir),
                     &ma.inv_inertia,
                     ra,
-                    mb.inv_mass,
+                    mb.inv_mass_along(dir),
                     &mb.inv_inertia,
                     rb,
                     dir,
@@ -350,7 +392,7 @@ impl ContactConstraint {
                 rn_b += cross(p.r_b, n);
             }
             let count = self.points.len() as f32;
-            let k = count * count * (ma.inv_mass + mb.inv_mass)
+            let k = count * count * (ma.inv_mass_along(n) + mb.inv_mass_along(n))
                 + rn_a.dot(ma.inv_inertia * rn_a)
                 + rn_b.dot(mb.inv_inertia * rn_b);
             if k > 0.0 {
@@ -437,9 +479,9 @@ impl ContactConstraint {
         rb: Vec3A,
         impulse: Vec3A,
     ) {
-        a.v -= ma.inv_mass * impulse;
+        a.v -= ma.linear(impulse);
         a.w -= ma.inv_inertia * cross(ra, impulse);
-        b.v += mb.inv_mass * impulse;
+        b.v += mb.linear(impulse);
         b.w += mb.inv_inertia * cross(rb, impulse);
     }
 
@@ -466,9 +508,9 @@ impl ContactConstraint {
         (rn_a, rn_b): (Vec3A, Vec3A),
         delta: f32,
     ) {
-        a.v -= (ma.inv_mass * delta) * n;
+        a.v -= ma.linear_along(delta, n);
         a.w -= delta * (ma.inv_inertia * rn_a);
-        b.v += (mb.inv_mass * delta) * n;
+        b.v += mb.linear_along(delta, n);
         b.w += delta * (mb.inv_inertia * rn_b);
     }
 
@@ -527,9 +569,9 @@ impl ContactConstraint {
         // leave the line and could add energy).
         let step = (-num / den).max(-lowest);
         let (ma, mb) = (&self.mass_a, &self.mass_b);
-        a.v -= (ma.inv_mass * (count * step)) * n;
+        a.v -= ma.linear_along(count * step, n);
         a.w -= step * (ma.inv_inertia * self.patch.rn_a);
-        b.v += (mb.inv_mass * (count * step)) * n;
+        b.v += mb.linear_along(count * step, n);
         b.w += step * (mb.inv_inertia * self.patch.rn_b);
         step
     }
@@ -551,9 +593,9 @@ impl ContactConstraint {
             moment_b += cross(p.r_b, impulse);
         }
         let (ma, mb) = (&self.mass_a, &self.mass_b);
-        a.v -= ma.inv_mass * linear;
+        a.v -= ma.linear(linear);
         a.w -= ma.inv_inertia * moment_a;
-        b.v += mb.inv_mass * linear;
+        b.v += mb.linear(linear);
         b.w += mb.inv_inertia * moment_b;
         if self.rolling.is_active() {
             let [i0, i1, i2] = self.rolling.impulse;

@@ -59,8 +59,13 @@ pub(super) fn load_body(
 ) -> (SolverBody, BodyMass, BodyParams) {
     let cold = &bodies.bodies[sim.body as usize];
     let dynamic = cold.motion_type == MotionType::Dynamic;
+    let locks = if dynamic {
+        cold.locked_axes
+    } else {
+        LockedAxes::empty()
+    };
     let inv_inertia = if dynamic {
-        sim.inv_inertia_world()
+        locks.project_angular(sim.inv_inertia_world())
     } else {
         Mat3A::ZERO
     };
@@ -75,19 +80,20 @@ pub(super) fn load_body(
     let gyroscopic = dynamic && !is_isotropic(&sim.inv_inertia_local);
     (
         SolverBody {
-            v: sim.linear_velocity,
-            w: sim.angular_velocity,
+            v: locks.free_linear(sim.linear_velocity),
+            w: locks.free_angular(sim.angular_velocity),
             dp: Vec3A::ZERO,
             dq: Quat::IDENTITY,
         },
         BodyMass {
             inv_mass: sim.inv_mass,
             inv_inertia,
+            linear_axes: locks.linear_axes(),
         },
         BodyParams {
-            dv,
-            carry: sim.velocity_carry,
-            dw,
+            dv: locks.free_linear(dv),
+            carry: locks.free_linear(sim.velocity_carry),
+            dw: locks.free_angular(dw),
             gyroscopic,
             rotation0: sim.transform.rotation,
             inertia_local: if gyroscopic {
@@ -104,6 +110,7 @@ pub(super) fn load_body(
             free: dynamic,
             h,
             substeps,
+            locks,
         },
     )
 }
@@ -181,8 +188,14 @@ pub(super) fn velocity_substep(b: &mut SolverBody, p: &mut BodyParams) {
     if wl > p.max_angular_speed * p.max_angular_speed {
         w *= p.max_angular_speed / wl.sqrt();
     }
-    b.v = v;
-    b.w = w;
+    if p.locks.is_empty() {
+        b.v = v;
+        b.w = w;
+    } else {
+        // The gyroscopic term and the speed limits mix axes: zero the locked ones again.
+        b.v = p.locks.free_linear(v);
+        b.w = p.locks.free_angular(w);
+    }
 }
 
 /// The gyroscopic term of Euler's equations, `I dw/dt = -w × (I w)`, over one substep,
@@ -259,6 +272,13 @@ pub(super) fn integrate_positions(t: &TeamScope<'_>, s: &mut SolverScratch) {
         |w| w.substeps,
         |b, p| {
             if !p.free {
+                if !p.locks.is_empty() {
+                    // The solved velocities have exact zeros on locked axes already (the
+                    // projected masses add zero there); this keeps them so whatever a
+                    // constraint did.
+                    b.v = p.locks.free_linear(b.v);
+                    b.w = p.locks.free_angular(b.w);
+                }
                 position_substep(b, p.h);
             }
         },
@@ -324,14 +344,28 @@ pub(super) fn store_bodies(jobs: &JobSystem, bodies: &mut Bodies, s: &SolverScra
     jobs.parallel_for_slice(bodies.awake_mut(), BODY_BLOCK, |first, sims| {
         let solved = s.bodies[first..].iter().zip(&s.params[first..]);
         for (sim, (b, p)) in sims.iter_mut().zip(solved) {
-            sim.linear_velocity = b.v;
             sim.velocity_carry = p.carry;
-            sim.angular_velocity = b.w;
             sim.center0 = sim.center;
-            sim.center += b.dp;
-            sim.transform.rotation = quat_normalize(quat_mul(b.dq, sim.transform.rotation));
-            sim.transform.translation =
-                sim.center - rotate(sim.transform.rotation, sim.local_center);
+            if p.locks.is_empty() {
+                sim.linear_velocity = b.v;
+                sim.angular_velocity = b.w;
+                sim.center += b.dp;
+                sim.transform.rotation = quat_normalize(quat_mul(b.dq, sim.transform.rotation));
+                sim.transform.translation =
+                    sim.center - rotate(sim.transform.rotation, sim.local_center);
+                continue;
+            }
+            // Locked coordinates are written back unchanged (see `LockedAxes`): not even
+            // rounding moves them, and a fully locked rotation keeps its bits.
+            let locks = p.locks;
+            sim.linear_velocity = locks.free_linear(b.v);
+            sim.angular_velocity = locks.free_angular(b.w);
+            sim.center = locks.keep_locked(sim.center, sim.center + b.dp);
+            if !locks.contains(LockedAxes::ROTATION) {
+                sim.transform.rotation = quat_normalize(quat_mul(b.dq, sim.transform.rotation));
+            }
+            let origin = sim.center - rotate(sim.transform.rotation, sim.local_center);
+            sim.transform.translation = locks.keep_locked(sim.transform.translation, origin);
         }
     });
 }
@@ -356,6 +390,7 @@ mod tests {
             free: true,
             h: 1.0 / 600.0,
             substeps: 10,
+            locks: LockedAxes::empty(),
         }
     }
 

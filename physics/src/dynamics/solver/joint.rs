@@ -39,7 +39,11 @@
 use crate::math::{cross, quat_length, quat_mul, quat_normalize, rotate};
 use std::ops::{Add, Mul, Sub};
 
-use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, Spring};
+use crate::joint::{AxisDrive, Dof, JointImpulses, JointKind, Motor, OrientationDrive, Spring};
+
+/// The first of the three row slots of an orientation drive (after a swing-twist's
+/// swing and twist limits in slots 0-2).
+const DRIVE: usize = 3;
 use crate::math::{self, Mat3A, Quat, Vec3A};
 
 use super::contact::{BodyMass, Softness, SolverBody};
@@ -127,6 +131,7 @@ pub(crate) struct JointConstraint {
     /// Anchor B minus anchor A at the start of the step.
     d0: Vec3A,
     kind: JointKind,
+    drive: Option<OrientationDrive>,
     /// Inverse effective mass of the point block at the current arms (formed at the start
     /// of the step and again in every relax pass, see the module header), and of the
     /// angular lock for the step's starting inertias.
@@ -174,6 +179,8 @@ pub(crate) struct JointStart {
     pub q_a: Quat,
     pub q_b: Quat,
     pub impulses: JointImpulses,
+    /// A cone's or swing-twist's orientation drive.
+    pub drive: Option<OrientationDrive>,
 }
 
 /// Angle in `[-π, π]` of a quaternion's rotation about its X axis (its twist).
@@ -183,7 +190,7 @@ fn twist_angle(q: Quat) -> f32 {
 }
 
 /// Twist about X and the two swing angles toward Y and Z of `q = swing * twist`.
-fn twist_swing_angles(q: Quat) -> [f32; 3] {
+pub(crate) fn twist_swing_angles(q: Quat) -> [f32; 3] {
     let q = if q.w < 0.0 { -q } else { q };
     let t = Quat::from_xyzw(q.x, 0.0, 0.0, q.w);
     let len = quat_length(t);
@@ -201,9 +208,28 @@ fn spring_softness(s: &Spring, h: f32) -> Softness {
     Softness::new(s.hertz, s.damping_ratio, h)
 }
 
-/// The inverse of a 3x3 block, or zero for a singular one (a joint between two sides
-/// the solver does not move in that block's directions).
+/// The inverse of a symmetric 3x3 block, or zero for a singular one (a joint between
+/// two sides the solver does not move in that block's directions). Axes whose row and
+/// column are exactly zero (locked on both sides: [`crate::body::locked_axes`]) are
+/// left out, so the block is inverted on the others (the pseudo-inverse).
 fn inverse(m: Mat3A) -> Mat3A {
+    let cols = [m.x_axis, m.y_axis, m.z_axis];
+    let idle = [0, 1, 2].map(|i| cols[i] == Vec3A::ZERO);
+    if idle.contains(&true) && idle.contains(&false) {
+        let unit = [Vec3A::X, Vec3A::Y, Vec3A::Z];
+        let filled = [0, 1, 2].map(|i| if idle[i] { unit[i] } else { cols[i] });
+        let inv = inverse(Mat3A::from_cols(filled[0], filled[1], filled[2]));
+        let zero = |v: Vec3A| {
+            Vec3A::new(
+                if idle[0] { 0.0 } else { v.x },
+                if idle[1] { 0.0 } else { v.y },
+                if idle[2] { 0.0 } else { v.z },
+            )
+        };
+        let c = [inv.x_axis, inv.y_axis, inv.z_axis];
+        let col = |i: usize| if idle[i] { Vec3A::ZERO } else { zero(c[i]) };
+        return Mat3A::from_cols(col(0), col(1), col(2));
+    }
     if m.determinant().abs() > f32::MIN_POSITIVE {
         m.inverse()
     } else {
@@ -299,6 +325,9 @@ fn columns(m: &Mat3A) -> [[f32; 3]; 3] {
 
 /// The inverse effective mass of the point block with the arms `r_a`, `r_b`.
 pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
+    if ma.locks_translation() || mb.locks_translation() {
+        return locked_point_mass(ma, mb, r_a, r_b);
+    }
     let [xx, xy, xz, yy, yz, zz] = point_block_inverse(
         ma.inv_mass + mb.inv_mass,
         r_a.into(),
@@ -311,6 +340,26 @@ pub(crate) fn point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -
         Vec3A::new(xy, yy, yz),
         Vec3A::new(xz, yz, zz),
     )
+}
+
+/// The point block's inverse effective mass for sides with locked axes:
+/// `K = m_a⁻¹ P_a + m_b⁻¹ P_b + [r_a]× I_a⁻¹ [r_a]×ᵀ + [r_b]× I_b⁻¹ [r_b]×ᵀ`, inverted
+/// on the axes it can move (see [`inverse`]).
+fn locked_point_mass(ma: &BodyMass, mb: &BodyMass, r_a: Vec3A, r_b: Vec3A) -> Mat3A {
+    let skew = |r: Vec3A| {
+        Mat3A::from_cols(
+            Vec3A::new(0.0, r.z, -r.y),
+            Vec3A::new(-r.z, 0.0, r.x),
+            Vec3A::new(r.y, -r.x, 0.0),
+        )
+    };
+    let arm = |m: &BodyMass, r: Vec3A| {
+        let s = skew(r);
+        s * m.inv_inertia * s.transpose()
+    };
+    let linear =
+        Mat3A::from_diagonal((ma.inv_mass * ma.linear_axes + mb.inv_mass * mb.linear_axes).into());
+    inverse(linear + arm(ma, r_a) + arm(mb, r_b))
 }
 
 /// How far the arm `r` of a body turning at `w` moves in the next position substep
@@ -357,8 +406,10 @@ impl JointConstraint {
             acc_in_b: Vec3A::ZERO,
             weight_a,
             weight_b,
-            // Only the joints with an angular lock read it.
-            angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_)) {
+            // Only the joints with an angular lock or an orientation drive read it.
+            angular_mass: if matches!(s.kind, JointKind::Fixed | JointKind::Slider(_))
+                || s.drive.is_some()
+            {
                 inverse(ma.inv_inertia + mb.inv_inertia)
             } else {
                 Mat3A::ZERO
@@ -376,6 +427,7 @@ impl JointConstraint {
             q_b0: s.q_b,
             d0: s.anchor_b - s.anchor_a,
             kind: s.kind,
+            drive: s.drive,
             acc: s.impulses,
             sub_linear: Vec3A::ZERO,
             sub_angular: Vec3A::ZERO,
@@ -473,6 +525,9 @@ impl JointConstraint {
                 }
             }
             JointKind::Cone { half_angle } => {
+                if let Some(d) = rows.c.drive {
+                    rows.orientation_drive(&p, &d);
+                }
                 rows.cone(0, x_a, x_b, half_angle);
                 rows.point(&p);
             }
@@ -480,6 +535,9 @@ impl JointConstraint {
                 swing_half_angle,
                 twist,
             } => {
+                if let Some(d) = rows.c.drive {
+                    rows.orientation_drive(&p, &d);
+                }
                 let angle = twist_angle(quat_mul(p.q_a.conjugate(), p.q_b));
                 let u = (x_a + x_b).try_normalize().unwrap_or(x_a);
                 rows.angular(1, u, angle - twist.lower, Mode::Limit);
@@ -521,9 +579,9 @@ struct Rows<'a> {
 impl Rows<'_> {
     fn apply_linear(&mut self, p: Vec3A, r_a: Vec3A, r_b: Vec3A) {
         let (ma, mb) = (self.c.mass_a, self.c.mass_b);
-        self.a.v -= ma.inv_mass * p;
+        self.a.v -= ma.linear(p);
         self.a.w -= ma.inv_inertia * cross(r_a, p);
-        self.b.v += mb.inv_mass * p;
+        self.b.v += mb.linear(p);
         self.b.w += mb.inv_inertia * cross(r_b, p);
         self.c.sub_linear += p;
     }
@@ -590,6 +648,70 @@ impl Rows<'_> {
         self.apply_angular(imp);
     }
 
+    /// A cone's or swing-twist's orientation drive, one 3-row angular block in slots
+    /// `DRIVE..DRIVE + 3` (world axes): a soft spring toward frame B's target
+    /// orientation (solve pass only, from a zero impulse each substep, as the springs),
+    /// or a velocity motor; the impulse's size is clamped to the torque limit.
+    fn orientation_drive(&mut self, p: &Pose, d: &OrientationDrive) {
+        let slots = DRIVE..DRIVE + 3;
+        let acc = Vec3A::from_slice(&self.c.acc.rows[slots.clone()]);
+        let spring = matches!(d, OrientationDrive::Spring { .. });
+        if self.pass == Pass::WarmStart {
+            if spring {
+                self.c.acc.rows[slots].fill(0.0);
+            } else {
+                self.apply_angular(acc);
+            }
+            return;
+        }
+        let Pass::Solve(use_bias) = self.pass else {
+            return;
+        };
+        let cdot = self.b.w - self.a.w;
+        let mass = self.c.angular_mass;
+        let (new, max) = match *d {
+            OrientationDrive::Spring {
+                target,
+                hertz,
+                damping_ratio,
+                max_torque,
+            } => {
+                if !use_bias {
+                    return;
+                }
+                // The rotation from the target to frame B, as a rotation vector.
+                let goal = p.q_a * target;
+                let e = p.q_b * goal.conjugate();
+                let e = if e.w < 0.0 { -e } else { e };
+                let v = Vec3A::new(e.x, e.y, e.z);
+                let s = v.length();
+                let err = if s > 0.0 {
+                    v * (2.0 * math::atan2(s, e.w) / s)
+                } else {
+                    Vec3A::ZERO
+                };
+                let soft = Softness::new(hertz, damping_ratio, self.k.h);
+                (
+                    acc - soft.mass_scale * (mass * (cdot + soft.bias_rate * err))
+                        - soft.impulse_scale * acc,
+                    max_torque,
+                )
+            }
+            OrientationDrive::Velocity {
+                angular_velocity,
+                max_torque,
+            } => {
+                let target = p.q_a * Vec3A::from(angular_velocity);
+                (acc - mass * (cdot - target), max_torque)
+            }
+        };
+        let m = max * self.k.h;
+        let len = new.length();
+        let new = if len > m { new * (m / len) } else { new };
+        new.write_to_slice(&mut self.c.acc.rows[slots]);
+        self.apply_angular(new - acc);
+    }
+
     /// A one-dimensional row: linear along `u` between the points `r_a`, `r_b` when
     /// `arms` is given, angular about `u` otherwise. `c` is its position error.
     fn row(&mut self, slot: usize, u: Vec3A, arms: Option<(Vec3A, Vec3A)>, c: f32, mode: Mode) {
@@ -613,8 +735,8 @@ impl Rows<'_> {
             Some((r_a, r_b)) => {
                 let (ra, rb) = (cross(r_a, u), cross(r_b, u));
                 (
-                    ma.inv_mass
-                        + mb.inv_mass
+                    ma.inv_mass_along(u)
+                        + mb.inv_mass_along(u)
                         + ra.dot(ma.inv_inertia * ra)
                         + rb.dot(mb.inv_inertia * rb),
                     u.dot(self.b.v + cross(self.b.w, r_b) - self.a.v - cross(self.a.w, r_a)),

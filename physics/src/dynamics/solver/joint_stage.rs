@@ -178,6 +178,7 @@ fn start(e: &GraphEntry, bodies: &Bodies, joints: &Joints, masses: &[BodyMass]) 
         q_a: fa.rotation,
         q_b: fb.rotation,
         impulses: j.impulses,
+        drive: j.drive,
     }
 }
 
@@ -215,7 +216,18 @@ pub(crate) fn prepare(
     let joints: &Joints = joints;
     // One mass per awake body.
     let awake = masses.len();
-    let group_of = |e: &GraphEntry| group(&joints.joints[e.id as usize].desc.kind);
+    // A body with a locked translation has a mass per axis, which only the scalar rows
+    // carry (see `BodyMass::linear_axes`).
+    let locked = |b: Option<u32>| b.is_some_and(|i| masses[i as usize].locks_translation());
+    // So has an orientation drive (`JointConstraint::run`).
+    let group_of = |e: &GraphEntry| {
+        let j = &joints.joints[e.id as usize];
+        if locked(e.body_a) || locked(e.body_b) || j.drive.is_some() {
+            3
+        } else {
+            group(&j.desc.kind)
+        }
+    };
     for color in &mut s.colors {
         color.bounds.clear();
         color.ball_blocks.clear();

@@ -299,13 +299,13 @@ pub(crate) fn select(
         s.unary[r] += 1;
         s.unary_joint[r] = i as u32;
     }
-    // A body whose mass the elimination cannot invert (a locked rotation axis) keeps its
+    // A body whose mass the elimination cannot invert (a locked axis) keeps its
     // tree iterative, and so do trees of similar masses (the iteration converges there).
     s.inv_range.clear();
     s.inv_range.resize(n, (f32::INFINITY, 0.0));
     for (b, m) in masses.iter().enumerate() {
         let r = root_of(&mut s.find, b as u32) as usize;
-        if m.inv_mass <= 0.0 || inverse(m.inv_inertia).is_none() {
+        if m.inv_mass <= 0.0 || m.locks_translation() || inverse(m.inv_inertia).is_none() {
             s.rejected[r] = true;
         }
         let range = &mut s.inv_range[r];

@@ -68,7 +68,7 @@ mod wide;
 use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
-use crate::body::{Bodies, BodySim, MotionType};
+use crate::body::{Bodies, BodySim, LockedAxes, MotionType};
 use crate::contact::{ContactFlags, ContactManager, MAX_MANIFOLD_POINTS};
 use crate::dynamics::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::geometry::prefetch::prefetch;
@@ -193,6 +193,9 @@ struct BodyParams {
     /// than its two chunks).
     h: f32,
     substeps: u32,
+    /// The body's locked axes (empty unless dynamic): their velocity components are
+    /// zeroed after each velocity substep and before each position substep.
+    locks: LockedAxes,
 }
 
 /// One colour's constraints, [`LANES`] to a bundle, and the plan of bodies they write.

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use crate::body::filter::{CollisionFilter, LayerTable};
 use crate::body::mass::MassSpec;
 use crate::body::{
-    Bodies, Body, BodyId, BodySet, BodySim, FIRST_SLEEPING_SET, MotionQuality, MotionType,
-    STATIC_SET,
+    Bodies, Body, BodyId, BodySet, BodySim, FIRST_SLEEPING_SET, LockedAxes, MotionQuality,
+    MotionType, STATIC_SET,
 };
 use crate::collision::broad_phase::{BroadPhaseProxy, ProxyKind};
 use crate::geometry::dynamic_tree::ProxyId;
@@ -254,6 +254,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         filter,
         allow_sleep,
         motion_quality,
+        locked_axes,
         user_data,
         proxy,
         sleep_time,
@@ -302,6 +303,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         MotionQuality::Discrete => 0,
         MotionQuality::LinearCast => 1,
     });
+    w.u8(locked_axes.bits());
     w.u64(*user_data);
     // A body without a shape has no proxy.
     w.bool(proxy.is_some());
@@ -382,6 +384,8 @@ fn read_body(
         1 => MotionQuality::LinearCast,
         _ => return Err(SnapshotError::Corrupt("unknown motion quality")),
     };
+    let locked_axes =
+        LockedAxes::from_bits(r.u8()?).ok_or(SnapshotError::Corrupt("unknown locked-axis bits"))?;
     let user_data = r.u64()?;
     let proxy = if r.bool()? {
         let proxy = read_proxy(r)?;
@@ -431,6 +435,7 @@ fn read_body(
         filter,
         allow_sleep,
         motion_quality,
+        locked_axes,
         user_data,
         proxy,
         sleep_time,
@@ -503,6 +508,7 @@ fn dead_body(generation: u32) -> Body {
         filter: CollisionFilter::default(),
         allow_sleep: false,
         motion_quality: MotionQuality::Discrete,
+        locked_axes: LockedAxes::empty(),
         user_data: 0,
         proxy: None,
         sleep_time: 0.0,

@@ -44,7 +44,8 @@
 //! a full restore) gives the world a new process-unique stamp; a snapshot whose stamp
 //! differs is refused with [`PhysicsError::SnapshotStructureChanged`] before anything
 //! changes. Settings changed by hand since the save (materials, constant forces, a
-//! motor's target) are not undone: they are the game's input, like an impulse.
+//! motor's target, locked axes, orientation drives) are not undone: they are the game's
+//! input, like an impulse.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -409,6 +410,7 @@ impl World {
                 generation: _,
                 alive: _,
                 desc: _,
+                drive: _,
                 body_a: _,
                 body_b: _,
             } = j;

@@ -1,12 +1,12 @@
 //! Joints in the image: every slot in slot order (the solver colours them in that
-//! order), each live one with its description, enabled flag, warm-start impulses and last
-//! force and torque, then the free list in order (the next joint ids depend on it). The
+//! order), each live one with its description, enabled flag, warm-start impulses, last
+//! force and torque and orientation drive, then the free list in order (the next joint ids depend on it). The
 //! joint events of the last step are dropped like the other events.
 
 use crate::body::Bodies;
 use crate::joint::{
-    AxisDrive, AxisLimit, Dof, Joint, JointDesc, JointImpulses, JointKind, Joints, Motor, ROWS,
-    SixDof, Spring,
+    AxisDrive, AxisLimit, Dof, Joint, JointDesc, JointImpulses, JointKind, Joints, Motor,
+    OrientationDrive, ROWS, SixDof, Spring,
 };
 use crate::math::{Isometry, Vec3A};
 
@@ -36,6 +36,7 @@ pub(super) fn write_joints(w: &mut Writer, joints: &Joints) {
             impulses,
             force,
             torque,
+            drive,
         } = j;
         w.u32(*generation);
         w.bool(*alive);
@@ -49,9 +50,56 @@ pub(super) fn write_joints(w: &mut Writer, joints: &Joints) {
             }
             w.vec3(*force);
             w.vec3(*torque);
+            write_orientation_drive(w, drive.as_ref());
         }
     }
     write_indices(w, free);
+}
+
+/// An orientation drive: a tag (0 none, 1 spring, 2 velocity) and its values.
+fn write_orientation_drive(w: &mut Writer, drive: Option<&OrientationDrive>) {
+    match drive {
+        None => w.u8(0),
+        Some(&OrientationDrive::Spring {
+            target,
+            hertz,
+            damping_ratio,
+            max_torque,
+        }) => {
+            w.u8(1);
+            w.quat(target);
+            w.f32(hertz);
+            w.f32(damping_ratio);
+            w.f32(max_torque);
+        }
+        Some(&OrientationDrive::Velocity {
+            angular_velocity,
+            max_torque,
+        }) => {
+            w.u8(2);
+            w.vec3(angular_velocity.into());
+            w.f32(max_torque);
+        }
+    }
+}
+
+fn read_orientation_drive(r: &mut Reader<'_>) -> Result<Option<OrientationDrive>, SnapshotError> {
+    let drive = match r.u8()? {
+        0 => return Ok(None),
+        1 => OrientationDrive::Spring {
+            target: r.quat()?,
+            hertz: r.f32()?,
+            damping_ratio: r.f32()?,
+            max_torque: r.f32()?,
+        },
+        2 => OrientationDrive::Velocity {
+            angular_velocity: r.vec3()?.into(),
+            max_torque: r.f32()?,
+        },
+        _ => return Err(SnapshotError::Corrupt("unknown orientation drive")),
+    };
+    check(drive.validate().is_ok(), "an orientation drive is invalid")?;
+    Ok(Some(drive))
 }
 
 pub(super) fn read_joints(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Joints, SnapshotError> {
@@ -77,6 +125,7 @@ pub(super) fn read_joints(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Joints,
                 impulses: JointImpulses::default(),
                 force: Vec3A::ZERO,
                 torque: Vec3A::ZERO,
+                drive: None,
             });
             continue;
         }
@@ -97,6 +146,15 @@ pub(super) fn read_joints(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Joints,
         }
         let force = r.finite_vec3("joint force")?;
         let torque = r.finite_vec3("joint torque")?;
+        let drive = read_orientation_drive(r)?;
+        check(
+            drive.is_none()
+                || matches!(
+                    desc.kind,
+                    JointKind::Cone { .. } | JointKind::SwingTwist { .. }
+                ),
+            "an orientation drive on a joint that is not a cone or swing-twist",
+        )?;
         m.joints.push(Joint {
             generation,
             alive,
@@ -107,6 +165,7 @@ pub(super) fn read_joints(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Joints,
             impulses,
             force,
             torque,
+            drive,
         });
         m.count += 1;
     }

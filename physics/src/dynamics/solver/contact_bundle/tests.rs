@@ -34,6 +34,7 @@ fn body(rng: &mut Rng, speed: f32, inv_mass: f32) -> (SolverBody, BodyMass) {
     let mass = BodyMass {
         inv_mass: rng.f(0.1, 2.0) * inv_mass,
         inv_inertia: (m * m.transpose() + Mat3A::from_diagonal(glam::Vec3::splat(0.2))) * inv_mass,
+        linear_axes: Vec3A::ONE,
     };
     (body, mass)
 }
