@@ -36,6 +36,7 @@ mod restitution;
 mod rollback;
 mod rolling_friction;
 mod runtime;
+mod scene_queries;
 mod shape_query;
 mod shapes;
 mod snapshot;
