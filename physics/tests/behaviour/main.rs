@@ -8,6 +8,7 @@ mod billiards;
 mod bodies;
 mod broad_phase;
 mod ccd;
+mod character;
 mod common;
 mod composite_shapes;
 mod contact_modification;
