@@ -11,6 +11,13 @@ use crate::math::{Isometry, Quat, Vec3, Vec3A};
 use crate::shape::Shape;
 use crate::world::World;
 
+/// Hits remembered per update (for pushing): more than the slide's sweeps.
+const MAX_HITS: usize = 8;
+
+/// Contacts the scratch holds from the start (a capsule in a mesh corner touches a few
+/// triangles, up to four points each); it grows past that once, if ever.
+const CONTACTS_RESERVED: usize = 64;
+
 /// Moves shorter than this (m) are not swept.
 const MIN_MOVE: f32 = 1e-5;
 
@@ -52,6 +59,9 @@ pub struct CharacterDesc {
     pub gravity_scale: f32,
     /// Sweeps per move before the rest of it is dropped (at least 1).
     pub max_slide_iterations: u32,
+    /// Whether dynamic bodies moving into the character push it (by their velocity along
+    /// the contact normal, swept so it is not pushed through walls).
+    pub pushed_by_bodies: bool,
 }
 
 impl Default for CharacterDesc {
@@ -67,6 +77,7 @@ impl Default for CharacterDesc {
             max_push_force: 1000.0,
             gravity_scale: 1.0,
             max_slide_iterations: 6,
+            pushed_by_bodies: false,
         }
     }
 }
@@ -278,13 +289,17 @@ pub struct CharacterController {
     /// The body stood on at the end of the last update and its pose then.
     platform: Option<(BodyId, Isometry)>,
     contacts: Vec<ShapeContact>,
-    hits: ArrayVec<ShapeCastHit, 8>,
-    pushes: Vec<CharacterPush>,
+    hits: ArrayVec<ShapeCastHit, MAX_HITS>,
+    pushes: ArrayVec<CharacterPush, MAX_HITS>,
     /// Whether the last move hit something above while rising.
     hit_ceiling: bool,
     /// The gap to the ground contact the last probe chose, and its normal, when it is
     /// walkable by its own normal (not a ledge): what [`Self::settle`] evens out.
     ground_gap: Option<(f32, Vec3)>,
+    /// The kinematic body that stands for the character in the world, if any.
+    body: Option<BodyId>,
+    /// The last update's time step (to move `body` over the next step).
+    last_dt: f32,
 }
 
 /// A query filter that also skips `skip`.
@@ -318,11 +333,13 @@ impl CharacterController {
                 ..CharacterGround::default()
             },
             platform: None,
-            contacts: Vec::new(),
+            contacts: Vec::with_capacity(CONTACTS_RESERVED),
             hits: ArrayVec::new(),
-            pushes: Vec::new(),
+            pushes: ArrayVec::new(),
             hit_ceiling: false,
             ground_gap: None,
+            body: None,
+            last_dt: 0.0,
             desc,
         })
     }
@@ -429,8 +446,16 @@ impl CharacterController {
         input: &CharacterInput,
         filter: &QueryFilter,
     ) {
+        let own = self.body;
+        let user = filter;
+        let not_own = move |id: BodyId| Some(id) != own && user.predicate.is_none_or(|p| p(id));
+        let filter = &QueryFilter {
+            predicate: Some(&not_own),
+            ..*user
+        };
         let scene = world.scene_query();
         let start = self.position;
+        self.last_dt = dt;
         self.pushes.clear();
         self.hits.clear();
         self.hit_ceiling = false;
@@ -448,6 +473,10 @@ impl CharacterController {
             };
             self.slide(&scene, carry, filter, &skip, false);
             self.hits.clear();
+        }
+
+        if self.desc.pushed_by_bodies {
+            self.be_pushed(&scene, world, dt, filter);
         }
 
         // 2. Velocity: along walkable ground, or falling.
@@ -473,7 +502,7 @@ impl CharacterController {
             skip: None,
         };
         self.slide(&scene, motion, filter, &none, grounded && !jumping);
-        self.restore_skin(&scene, filter);
+        self.restore_skin(&scene, world, filter);
 
         // 4. Ground, then 5. stick to it going down.
         self.probe_ground(world, filter);
@@ -498,11 +527,77 @@ impl CharacterController {
     }
 
     /// Applies the impulses of the last [`plan`](CharacterController::plan) to their
-    /// bodies, in order (a body removed since is skipped).
+    /// bodies, in order (a body removed since is skipped), and sets the character's own
+    /// body (see [`attach_body`](CharacterController::attach_body)) moving to the
+    /// character's position over the next step.
     pub fn apply_pushes(&self, world: &mut World) {
         for p in &self.pushes {
             // A body removed or made non-dynamic since the plan is not pushed.
             let _ = world.apply_impulse_at(p.body, p.impulse, p.point);
+        }
+        if let Some(id) = self.body
+            && self.last_dt > 0.0
+            && let Ok(at) = world.position(id)
+        {
+            let _ = world.set_linear_velocity(id, (self.position - at) / self.last_dt);
+        }
+    }
+
+    /// Gives the character a kinematic body of its shape in `world`, so bodies collide
+    /// with it (a dynamic body rests on or bounces off it) and other characters block on
+    /// it. The character's queries skip it; after each update the body is set moving so
+    /// that the next step brings it to the character (other characters then see it where
+    /// the character was at the end of the last update). Returns its id.
+    pub fn attach_body(&mut self, world: &mut World) -> Result<BodyId, crate::error::PhysicsError> {
+        if let Some(id) = self.body
+            && world.contains(id)
+        {
+            return Ok(id);
+        }
+        let id = world.create_body(&crate::body::BodyDesc {
+            rotation: self.rotation,
+            ..crate::body::BodyDesc::kinematic(self.desc.shape.clone(), self.position)
+        })?;
+        self.body = Some(id);
+        Ok(id)
+    }
+
+    /// The character's own body, if [`attach_body`](CharacterController::attach_body)
+    /// made one.
+    #[must_use]
+    pub fn body(&self) -> Option<BodyId> {
+        self.body
+    }
+
+    /// Moves the character by what dynamic bodies moving into it push it (the fastest
+    /// along each contact's normal), swept.
+    fn be_pushed(&mut self, scene: &SceneQuery<'_>, world: &World, dt: f32, filter: &QueryFilter) {
+        let mut contacts = std::mem::take(&mut self.contacts);
+        scene.collide_shape(
+            &self.desc.shape,
+            self.pose_at(self.position),
+            self.desc.skin * 2.0,
+            filter,
+            &mut contacts,
+        );
+        let mut push = Vec3::ZERO;
+        for c in &contacts {
+            if world.motion_type(c.body) != Ok(MotionType::Dynamic) {
+                continue;
+            }
+            let along = point_velocity(world, c.body, c.point).dot(c.normal) - push.dot(c.normal);
+            if along > 0.0 {
+                push += c.normal * along;
+            }
+        }
+        self.contacts = contacts;
+        if push != Vec3::ZERO {
+            let none = Skipping {
+                base: filter,
+                skip: None,
+            };
+            self.slide(scene, push * dt, filter, &none, false);
+            self.hits.clear();
         }
     }
 
@@ -562,7 +657,10 @@ impl CharacterController {
 
     /// Pushes the shape out of what it touches closer than a skin (walls, ceilings, steep
     /// ground pushed horizontally; walkable ground is evened out by [`Self::settle`]).
-    fn restore_skin(&mut self, scene: &SceneQuery<'_>, filter: &QueryFilter) {
+    /// Dynamic bodies do not push it here: the character pushes them (and they push it
+    /// only with [`CharacterDesc::pushed_by_bodies`]), or a ball resting on its head would
+    /// press it into the ground.
+    fn restore_skin(&mut self, scene: &SceneQuery<'_>, world: &World, filter: &QueryFilter) {
         let skin = self.desc.skin;
         let mut contacts = std::mem::take(&mut self.contacts);
         scene.collide_shape(
@@ -576,7 +674,7 @@ impl CharacterController {
         for c in &contacts {
             let n = c.normal;
             let nu = n.dot(self.up);
-            if nu >= self.cos_max_slope {
+            if nu >= self.cos_max_slope || world.motion_type(c.body) == Ok(MotionType::Dynamic) {
                 continue;
             }
             let push = if nu > 0.0 {
@@ -801,7 +899,7 @@ impl CharacterController {
                 continue;
             }
             let j = (self.desc.mass * approach).min(self.desc.max_push_force * dt);
-            self.pushes.push(CharacterPush {
+            let _ = self.pushes.try_push(CharacterPush {
                 body: hit.body,
                 impulse: into * j,
                 point: hit.point,

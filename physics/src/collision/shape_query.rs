@@ -189,7 +189,7 @@ impl SceneQuery<'_> {
             out.push(hit);
             1.0
         });
-        out.sort_by(|a, b| a.fraction.total_cmp(&b.fraction).then(a.body.cmp(&b.body)));
+        out.sort_unstable_by(|a, b| a.fraction.total_cmp(&b.fraction).then(a.body.cmp(&b.body)));
     }
 
     /// Casts against each candidate body; `found` gets each hit and returns the fraction
@@ -350,10 +350,15 @@ impl SceneQuery<'_> {
             );
             true
         });
-        out.sort_by(|a, b| {
+        // Unstable (no scratch buffer) on a total order: the points break the ties.
+        out.sort_unstable_by(|a, b| {
             (a.body, a.sub_shape)
                 .cmp(&(b.body, b.sub_shape))
                 .then(b.depth.total_cmp(&a.depth))
+                .then_with(|| {
+                    let key = |c: &ShapeContact| c.point.to_array().map(f32::to_bits);
+                    key(a).cmp(&key(b))
+                })
         });
     }
 }

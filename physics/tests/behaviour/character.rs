@@ -535,3 +535,102 @@ fn bad_settings_and_inputs_are_refused_with_the_field_named() {
         "a refused update moves nothing"
     );
 }
+
+#[test]
+fn characters_with_bodies_block_each_other_and_bodies_land_on_them() {
+    let mut finals = Vec::new();
+    for threads in [0, 2] {
+        let mut w = common::world(threads);
+        w.create_body(&BodyDesc::fixed(
+            Shape::half_space(Vec3::Y, 0.0).unwrap(),
+            Vec3::ZERO,
+        ))
+        .unwrap();
+        let mut chars = vec![
+            character(Vec3::new(-2.0, STAND, 0.0)),
+            character(Vec3::new(2.0, STAND, 0.05)),
+        ];
+        for c in &mut chars {
+            c.attach_body(&mut w).unwrap();
+        }
+        // A ball dropped on the first character's head rests on it.
+        let ball = w
+            .create_body(&BodyDesc::dynamic(
+                Shape::sphere(0.2).unwrap(),
+                Vec3::new(-2.0, 3.0, 0.0),
+            ))
+            .unwrap();
+        let inputs = [
+            walk(Vec3::new(1.0, 0.0, 0.0)),
+            walk(Vec3::new(-1.0, 0.0, 0.0)),
+        ];
+        let still = [walk(Vec3::ZERO); 2];
+        for k in 0..240 {
+            w.step(DT);
+            let input = if k < 60 { &still } else { &inputs };
+            if k == 59 {
+                // The head's top is at 0.92 + 0.9 = 1.82 while the ball rests on it.
+                let y = w.position(ball).unwrap().y;
+                assert!(y > 1.8, "the ball is held up by the character: y = {y}");
+            }
+            update_characters(&mut w, &mut chars, input, DT, &QueryFilter::default()).unwrap();
+            // Two capsules of radius 0.3 touch with their axes 0.6 apart.
+            let apart = (chars[1].position() - chars[0].position()).length();
+            assert!(
+                apart > 0.59,
+                "they met without passing through: axes {apart} m apart"
+            );
+        }
+        finals.push(
+            chars
+                .iter()
+                .map(|c| c.position().to_array().map(f32::to_bits))
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(finals[0], finals[1]);
+}
+
+#[test]
+fn a_sliding_box_pushes_a_character_that_allows_it() {
+    for pushable in [false, true] {
+        let mut w = common::world(0);
+        w.create_body(&BodyDesc {
+            friction: 0.0,
+            ..BodyDesc::fixed(Shape::half_space(Vec3::Y, 0.0).unwrap(), Vec3::ZERO)
+        })
+        .unwrap();
+        let box_body = w
+            .create_body(&BodyDesc {
+                linear_velocity: Vec3::new(2.0, 0.0, 0.0),
+                friction: 0.0,
+                ..BodyDesc::dynamic(
+                    Shape::cuboid(Vec3::splat(0.4)).unwrap(),
+                    Vec3::new(-2.0, 0.4, 0.0),
+                )
+            })
+            .unwrap();
+        let mut c = CharacterController::new(
+            CharacterDesc {
+                pushed_by_bodies: pushable,
+                ..CharacterDesc::default()
+            },
+            Vec3::new(0.0, STAND, 0.0),
+        )
+        .unwrap();
+        // How far the box's front gets into the character's back (its axis minus radius).
+        let mut deepest = f32::MIN;
+        drive(&mut w, &mut c, walk(Vec3::ZERO), 120, |w, c| {
+            let front = w.position(box_body).unwrap().x + 0.4;
+            deepest = deepest.max(front - (c.position().x - 0.3));
+        });
+        if pushable {
+            assert!(deepest < 0.01, "pushed ahead of the box, overlap {deepest}");
+            assert!(c.position().x > 2.5, "carried along: {}", c.position());
+        } else {
+            // Not pushable, the box passes through it: the character is not in the world.
+            assert!(deepest > 0.5, "the box ran into it: overlap {deepest}");
+            assert_eq!(c.position(), Vec3::new(0.0, STAND, 0.0), "it stayed put");
+        }
+    }
+}
