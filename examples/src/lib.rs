@@ -1,4 +1,5 @@
-//! Standard scenes shared by examples, tests and benches, the recording viewer's server
+//! Standard scenes shared by examples, tests and benches, the character course
+//! ([`character_course`]), the recording viewer's server
 //! ([`viewer`]), and a whole-frame trace writer ([`frame_trace`]).
 //!
 //! Every scene of `../shared/SCENES.md` is built here, exactly as described there (body
@@ -7,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod character_course;
 pub mod frame_trace;
 pub mod ragdoll;
 pub mod scenes;

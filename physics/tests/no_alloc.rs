@@ -4,7 +4,7 @@
 //! frame around it: the fixed-step clock, recording the presentation and reading every
 //! body's interpolated pose, nor reading every body's contacts with `contacts_of`, nor a
 //! rollback: saving and restoring a dynamic-state snapshot, and writing a full snapshot
-//! into a reused buffer.
+//! into a reused buffer, nor a batch of character controllers updated after the step.
 //!
 //! The counter is a global allocator wrapping the system one; this file holds a single
 //! test so no other test allocates while it counts (each file in tests/ is its own
@@ -19,9 +19,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use common::DT;
 use joule_jobs::JobSystem;
 use joule_physics::body::{BodyDesc, MotionQuality};
+use joule_physics::character::{
+    CharacterController, CharacterDesc, CharacterInput, update_characters,
+};
 use joule_physics::game::{FixedStep, Presentation};
 use joule_physics::joint::{JointDesc, JointKind};
 use joule_physics::math::{Isometry, Vec3, Vec3A};
+use joule_physics::query::QueryFilter;
 use joule_physics::shape::Shape;
 use joule_physics::snapshot::DynamicSnapshot;
 use joule_physics::world::{World, WorldDesc};
@@ -292,6 +296,39 @@ fn a_warm_step_allocates_nothing() {
         assert_eq!(
             n, 0,
             "{threads} threads: {n} allocations in 5 warm rollbacks of 8 steps"
+        );
+
+        // Characters walking around the pyramid and into the stack, updated as a
+        // parallel batch after each step: their scratch is warm after a few updates.
+        let mut chars: Vec<CharacterController> = (0..12)
+            .map(|k| {
+                let a = k as f32 * 0.52;
+                let p = Vec3::new(9.0 * a.cos(), 1.0, 9.0 * a.sin());
+                CharacterController::new(CharacterDesc::default(), p).unwrap()
+            })
+            .collect();
+        let inputs: Vec<CharacterInput> = (0..12)
+            .map(|k| CharacterInput {
+                velocity: Vec3::new(-(k as f32 * 0.52).cos(), 0.0, -(k as f32 * 0.52).sin()) * 3.0,
+                ..CharacterInput::default()
+            })
+            .collect();
+        let all = QueryFilter::default();
+        for _ in 0..30 {
+            w.step(DT);
+            update_characters(&mut w, &mut chars, &inputs, DT, &all).unwrap();
+        }
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        for _ in 0..60 {
+            w.step(DT);
+            update_characters(&mut w, &mut chars, &inputs, DT, &all).unwrap();
+        }
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert_eq!(
+            n, 0,
+            "{threads} threads: {n} allocations in 60 character updates"
         );
     }
 }

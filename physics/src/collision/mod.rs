@@ -11,3 +11,4 @@ pub mod ccd;
 pub mod narrow_phase;
 pub(crate) mod pipeline;
 pub mod query;
+pub mod shape_query;

@@ -9,6 +9,8 @@
 use std::sync::Mutex;
 
 use crate::body::{Bodies, BodyId, MotionType, validate_vector};
+use crate::collision::broad_phase::BroadPhase;
+use crate::collision::query::SceneQuery;
 use crate::dynamics::island::{self, SleepEvent};
 use crate::error::PhysicsError;
 use crate::math::{Quat, Vec3, Vec3A};
@@ -26,9 +28,10 @@ pub enum StepPhase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StepListenerId(pub(crate) u32);
 
-/// What a listener sees: the step's time and the bodies.
+/// What a listener sees: the step's time, the bodies, and queries on the world.
 pub struct StepListenerContext<'a> {
     pub(crate) bodies: &'a mut Bodies,
+    pub(crate) broad: &'a BroadPhase,
     pub(crate) sleep_events: &'a mut Vec<SleepEvent>,
     pub(crate) dt: f32,
     pub(crate) phase: StepPhase,
@@ -45,6 +48,21 @@ impl StepListenerContext<'_> {
     #[must_use]
     pub fn phase(&self) -> StepPhase {
         self.phase
+    }
+
+    /// Ray and shape queries on the world as it stands in this phase (see
+    /// [`SceneQuery`] and [`shape_query`](crate::collision::shape_query)): before the
+    /// step, the bodies where the last step left them (or where the listeners before this
+    /// one moved them); after it, this step's results. The broad phase's boxes are the
+    /// ones the step's broad phase built (each grown by the world's broad-phase margin),
+    /// exactly what [`World`](crate::world::World)'s own queries use between steps, so a
+    /// body that moved farther than that margin during the step may be missed after it
+    /// until the next step.
+    ///
+    /// The view borrows the context: read what the queries found, then change bodies.
+    #[must_use]
+    pub fn queries(&self) -> SceneQuery<'_> {
+        SceneQuery::new(self.bodies, self.broad)
     }
 
     /// A body's position (of its origin).
@@ -166,6 +184,7 @@ impl StepListeners {
         &mut self,
         phase: StepPhase,
         bodies: &mut Bodies,
+        broad: &BroadPhase,
         sleep_events: &mut Vec<SleepEvent>,
         dt: f32,
     ) {
@@ -178,6 +197,7 @@ impl StepListeners {
         }
         let mut cx = StepListenerContext {
             bodies,
+            broad,
             sleep_events,
             dt,
             phase,

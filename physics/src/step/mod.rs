@@ -87,9 +87,10 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
              dt: Read<StepDt>,
              mut listeners: Write<StepListeners>,
              mut bodies: Write<Bodies>,
+             bp: Read<BroadPhase>,
              mut sleep: Write<SleepEvents>| {
                 span(jobs, STAGES[0], || {
-                    listeners.run(StepPhase::Before, &mut bodies, &mut sleep.0, dt.0);
+                    listeners.run(StepPhase::Before, &mut bodies, &bp, &mut sleep.0, dt.0);
                 });
             },
         )
@@ -327,13 +328,14 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
          dt: Read<StepDt>,
          mut bodies: Write<Bodies>,
          mut sleep: Write<SleepEvents>,
+         bp: Read<BroadPhase>,
          mut listeners: Write<StepListeners>| {
             span(jobs, STAGES[11], || {
                 for body in &mut bodies.bodies {
                     body.force = Vec3A::ZERO;
                     body.torque = Vec3A::ZERO;
                 }
-                listeners.run(StepPhase::After, &mut bodies, &mut sleep.0, dt.0);
+                listeners.run(StepPhase::After, &mut bodies, &bp, &mut sleep.0, dt.0);
                 sleep.0.sort_by_key(|e| (e.body, e.asleep));
             });
         },

@@ -430,6 +430,69 @@ fn along_face(
     true
 }
 
+/// Like [`collide_composite`] without the merge: calls `f(part, manifold)` for each part
+/// of `b` (a compound's child, a mesh's or heightfield's triangle; 0 for any other
+/// shape) that `a` touches or comes within `margin` of, each with its own normal (from A
+/// to B), in the order the tree or grid visits them. `a` must be convex (other query
+/// shapes report nothing). Triangles get the same internal-edge handling as in a step.
+pub(crate) fn collide_each_part(
+    a: &Shape,
+    ia: &Isometry,
+    b: &Shape,
+    ib: &Isometry,
+    margin: f32,
+    part: &mut ContactManifold,
+    f: &mut dyn FnMut(u32, &ContactManifold),
+) {
+    let Some(convex) = a.as_convex() else {
+        return;
+    };
+    match b {
+        Shape::Compound(c) => {
+            let a_in_b = a
+                .world_aabb(&ib.inverse().mul_isometry(ia))
+                .expanded(margin);
+            c.query(&a_in_b, |k| {
+                let child = &c.children()[k as usize];
+                let child_iso = ib.mul_isometry(&child.pose);
+                if collide(a, ia, &child.shape, &child_iso, margin, part) {
+                    f(k, part);
+                }
+                true
+            });
+        }
+        Shape::TriangleMesh(_) | Shape::HeightField(_) => {
+            let sphere = match a {
+                Shape::Sphere(s) => Some(s.radius),
+                _ => None,
+            };
+            let a_in_b = a
+                .world_aabb(&ib.inverse().mul_isometry(ia))
+                .expanded(margin);
+            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
+                if beyond_plane(convex, ia, &tri, ib, margin) {
+                    return true;
+                }
+                fill_active_edges(b, t, &mut tri);
+                part.clear();
+                let hit = match sphere {
+                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, part),
+                    None => collide_triangle(convex, ia, &tri, ib, margin, part),
+                };
+                if hit && !part.points.is_empty() {
+                    f(t, part);
+                }
+                true
+            });
+        }
+        _ => {
+            if collide(a, ia, b, ib, margin, part) {
+                f(0, part);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The internal-edge rule on one triangle. On a whole flat mesh the merge above

@@ -36,6 +36,7 @@ mod half_space;
 mod manifold;
 mod sphere;
 
+pub(crate) use composite::collide_each_part;
 pub use gjk::{ClosestPoints, closest_points};
 pub use manifold::{ContactManifold, ContactPoint, MAX_MANIFOLD_POINTS, reduce_contact_points};
 
