@@ -61,6 +61,13 @@ impl TeamScope<'_> {
     /// # Panics
     /// When `n` exceeds [`MAX_STAGE_ITEMS`](crate::team_core::MAX_STAGE_ITEMS).
     pub fn run<F: Fn(usize) + Sync>(&self, n: usize, f: F) {
+        if n == 1 {
+            // One item: nobody could share it, so it is not handed off. Published, a
+            // helper could claim it first, and the leader would wait for it (and for its
+            // writes to cross cores) instead of running it.
+            f(0);
+            return;
+        }
         if !self.jobs.tracing() {
             self.core.run(n, &f);
             return;

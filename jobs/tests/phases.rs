@@ -82,3 +82,20 @@ fn a_traced_team_stage_records_its_items_inside_the_stage() {
         }
     }
 }
+
+#[test]
+fn a_one_item_stage_runs_on_the_leader_without_a_hand_off() {
+    let jobs = JobSystem::new(3).unwrap();
+    let mut team = Team::new();
+    let leader = std::thread::current().id();
+    jobs.team(&mut team, 3, |t| {
+        for _ in 0..200 {
+            // Two-item stages keep the helpers busy between the one-item stages.
+            t.run(2, |_| std::hint::black_box(()));
+            t.run(1, |i| {
+                assert_eq!(i, 0);
+                assert_eq!(std::thread::current().id(), leader, "not handed off");
+            });
+        }
+    });
+}

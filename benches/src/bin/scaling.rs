@@ -4,7 +4,9 @@
 //!
 //! ```sh
 //! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N]
-//! cargo run --release -p joule-benches --bin scaling -- --amdahl compare.md [--threads 1,2,4,8,16]
+//! cargo run --release -p joule-benches --bin scaling -- --amdahl compare.md
+//! cargo run --release -p joule-benches --bin scaling -- --serial --threads 2 [--scenes a,b] [--samples 30]
+//! cargo run --release -p joule-benches --bin scaling -- --phases solve --scenes rain4k
 //! ```
 //!
 //! **Inputs, all measured.** A one-thread step is traced with its phases: every parallel
@@ -15,9 +17,10 @@
 //! work (its one-thread time), its serial time (time outside any item: the stage's own
 //! code and each phase's bookkeeping), its phases, its items and its span (serial time
 //! plus each phase's longest item: the stage's time on unboundedly many threads).
-//! Hand-off costs are measured on the machine that runs the tool, per thread count: the
-//! extra time of a team stage and of a parallel loop whose items are short busy loops,
-//! over the same at one thread.
+//! Hand-off costs are measured on the machine that runs the tool, per thread count up to
+//! its cores (past them, the figure at the most cores is assumed): the extra time of a
+//! team stage and of a parallel loop whose items are short busy loops, over the same at
+//! one thread.
 //!
 //! **The model.** The stages run one after the other (the step is a chain of stages:
 //! `joule_physics::STAGES`), and so do the phases within a stage. At `T` threads a stage
@@ -45,7 +48,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use joule_examples::scenes::{self, SceneKind};
-use joule_jobs::{JobSystem, PHASE_LABEL, TEAM_PHASE_LABEL, Team, TraceEvent, WAIT_LABEL};
+use joule_jobs::{
+    ITEM_LABEL, JobSystem, PHASE_LABEL, TEAM_PHASE_LABEL, Team, TraceEvent, WAIT_LABEL,
+};
 use joule_physics::STAGES;
 use joule_physics::world::{World, WorldDesc};
 
@@ -135,18 +140,26 @@ fn best_probe(busy: &Busy, threads: usize, rounds: usize) -> (f64, f64) {
 }
 
 /// Hand-off per phase at each thread count: the probe's excess over its ideal time, less
-/// the same at one thread (which the one-thread trace already holds).
-fn handoffs(threads: &[usize]) -> BTreeMap<usize, Handoff> {
+/// the same at one thread (which the one-thread trace already holds). Past this
+/// machine's `cores` a probe would time the operating system's scheduler, not the
+/// hand-off: those thread counts get the figure of the largest count measured.
+fn handoffs(threads: &[usize], cores: usize) -> BTreeMap<usize, Handoff> {
     let busy = Busy::calibrate();
     let rounds = 500;
     let (t1, p1) = best_probe(&busy, 1, rounds);
-    threads
+    let mut last = (t1, p1);
+    let mut sorted = threads.to_vec();
+    sorted.sort_unstable();
+    sorted
         .iter()
         .map(|&t| {
             let (team, pf) = if t == 1 {
                 (t1, p1)
+            } else if t > cores {
+                last
             } else {
-                best_probe(&busy, t, rounds)
+                last = best_probe(&busy, t, rounds);
+                last
             };
             (
                 t,
@@ -411,7 +424,7 @@ fn one_thread_model(
                 let acc = &mut m.stages[i];
                 acc.work += s.work;
                 acc.serial += s.serial;
-                // Keep the phases of the last sample only for counts; spans add up.
+                // Every sample's phases: counts and spans are divided by the samples.
                 acc.phases.extend(s.phases);
             }
         } else {
@@ -625,6 +638,144 @@ fn report(
     }
 }
 
+/// `--serial`: where a multi-thread step's serial time goes (issue 33, item 3): per stage,
+/// its mean traced time and the part of it when at most one thread worked, over
+/// `samples` traced steps spread over the scene's run, and the untraced mean step.
+fn serial_breakdown(kind: SceneKind, threads: usize, samples: usize, steps: Option<usize>) {
+    let mut w = world(kind, threads);
+    let (warmup, timed) = kind.run_lengths();
+    let timed = steps.unwrap_or(timed);
+    for _ in 0..warmup {
+        w.step(scenes::DT);
+    }
+    let every = (timed / samples.max(1)).max(1);
+    let mut elapsed = vec![0.0; STAGES.len()];
+    let mut serial = vec![0.0; STAGES.len()];
+    let (mut wall, mut serial_all, mut n) = (0.0, 0.0, 0usize);
+    let (mut untraced, mut n_untraced) = (0.0, 0usize);
+    for step in 0..timed {
+        if step % every == every / 2 && n < samples {
+            let trace = w.step_traced(scenes::DT);
+            for (i, (r, s)) in trace
+                .tasks
+                .iter()
+                .zip(trace.serial_per_task_ns())
+                .enumerate()
+            {
+                elapsed[i] += r.map_or(0, |r| r.elapsed_ns()) as f64;
+                serial[i] += s as f64;
+            }
+            wall += trace.wall_ns() as f64;
+            serial_all += trace.serial_ns() as f64;
+            n += 1;
+        } else {
+            let t = Instant::now();
+            w.step(scenes::DT);
+            untraced += t.elapsed().as_nanos() as f64;
+            n_untraced += 1;
+        }
+    }
+    let n = n.max(1) as f64;
+    println!(
+        "\n### {} at {threads} threads: untraced mean {} us; traced step {} us, serial {} us ({:.0} %)\n",
+        kind.name(),
+        us(untraced / n_untraced.max(1) as f64),
+        us(wall / n),
+        us(serial_all / n),
+        100.0 * serial_all / wall.max(1.0)
+    );
+    println!("| stage | time us | serial us | serial share of the step |");
+    println!("|---|---|---|---|");
+    for i in 0..STAGES.len() {
+        if elapsed[i] == 0.0 {
+            continue;
+        }
+        println!(
+            "| {} | {} | {} | {:.1} % |",
+            STAGES[i],
+            us(elapsed[i] / n),
+            us(serial[i] / n),
+            100.0 * serial[i] / wall.max(1.0)
+        );
+    }
+}
+
+/// `--phases STAGE`: one traced one-thread step's phases in `STAGE`, in order: kind,
+/// items, work and longest item, and the serial time before each (what the leader did
+/// between hand-offs).
+fn phases(kind: SceneKind, stage: &str, steps: Option<usize>) {
+    let mut w = world(kind, 1);
+    let (warmup, timed) = kind.run_lengths();
+    for _ in 0..warmup + steps.unwrap_or(timed / 2) {
+        w.step(scenes::DT);
+    }
+    let jobs = w.jobs().clone();
+    let _ = jobs.take_trace();
+    jobs.set_tracing(true);
+    w.step(scenes::DT);
+    jobs.set_tracing(false);
+    let events = jobs.take_trace();
+    let main = events.iter().find(|e| e.label == stage).map(|e| e.thread);
+    let roots = forest(
+        events
+            .into_iter()
+            .filter(|e| Some(e.thread) == main)
+            .collect(),
+    );
+    fn find<'a>(n: &'a Node, stage: &str) -> Option<&'a Node> {
+        if n.label == stage {
+            return Some(n);
+        }
+        n.children.iter().find_map(|c| find(c, stage))
+    }
+    let Some(node) = roots.iter().find_map(|r| find(r, stage)) else {
+        println!("{}: no stage {stage:?}", kind.name());
+        return;
+    };
+    println!(
+        "\n### {}: {stage} {} us, one thread\n\n| # | gap before us | kind | items | work us | longest us |\n|---|---|---|---|---|---|",
+        kind.name(),
+        us(node.dur())
+    );
+    let mut last = node.start;
+    fn flat<'a>(n: &'a Node, out: &mut Vec<&'a Node>) {
+        for c in &n.children {
+            if c.is_phase() {
+                out.push(c);
+            } else if c.label != WAIT_LABEL && c.label != ITEM_LABEL {
+                flat(c, out);
+            }
+        }
+    }
+    let mut list = Vec::new();
+    flat(node, &mut list);
+    for (k, p) in list.into_iter().enumerate() {
+        let items: Vec<f64> = p
+            .children
+            .iter()
+            .filter(|c| c.label != WAIT_LABEL && !c.is_phase())
+            .map(Node::dur)
+            .collect();
+        println!(
+            "| {k} | {} | {} | {} | {} | {} |",
+            us(p.start.saturating_sub(last) as f64),
+            if p.label == TEAM_PHASE_LABEL {
+                "team"
+            } else {
+                "loop/scope"
+            },
+            items.len(),
+            us(items.iter().sum()),
+            us(items.iter().copied().fold(0.0, f64::max))
+        );
+        last = p.end;
+    }
+    println!(
+        "| end | {} | | | | |",
+        us(node.end.saturating_sub(last) as f64)
+    );
+}
+
 /// Reads a compare-runner table and prints each engine's Amdahl fit from 1 and 2 threads
 /// beside its measured speed-ups.
 fn amdahl(path: &str) -> Result<(), String> {
@@ -680,11 +831,17 @@ fn main() -> Result<(), String> {
     let mut samples = 12usize;
     let mut steps = None;
     let mut do_measure = false;
+    let mut serial_mode = false;
+    let mut phases_of = None;
     let mut amdahl_file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--measure" {
             do_measure = true;
+            continue;
+        }
+        if a == "--serial" {
+            serial_mode = true;
             continue;
         }
         let v = it.next().ok_or(format!("{a} needs a value"))?;
@@ -694,25 +851,40 @@ fn main() -> Result<(), String> {
             "--samples" => samples = v.parse().map_err(|_| "bad --samples")?,
             "--steps" => steps = Some(v.parse().map_err(|_| "bad --steps")?),
             "--amdahl" => amdahl_file = Some(v.clone()),
+            "--phases" => phases_of = Some(v.clone()),
             _ => {
-                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] | --amdahl compare.md".into());
+                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] | --serial | --phases STAGE | --amdahl compare.md".into());
             }
         }
     }
     if let Some(f) = amdahl_file {
         return amdahl(&f);
     }
+    if let Some(stage) = phases_of {
+        for kind in kinds {
+            phases(kind, &stage, steps);
+        }
+        return Ok(());
+    }
+    if serial_mode {
+        for kind in kinds {
+            for &t in &threads {
+                serial_breakdown(kind, t, samples, steps);
+            }
+        }
+        return Ok(());
+    }
     if !threads.contains(&1) {
         threads.insert(0, 1);
     }
     let cores = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let handoff = handoffs(&threads);
+    let handoff = handoffs(&threads, cores);
     println!(
         "machine: {cores} hardware threads; hand-off per phase, measured here (team stage / parallel loop), us:"
     );
     for (t, h) in &handoff {
         let note = if *t > cores {
-            " (more threads than cores: not meaningful)"
+            " (more threads than cores: the figure of the most threads measured, assumed)"
         } else {
             ""
         };
