@@ -151,4 +151,4 @@ pub use system::{
 #[cfg(not(loom))]
 pub use team::{Team, TeamScope};
 #[cfg(not(loom))]
-pub use trace::{TraceEvent, WAIT_LABEL};
+pub use trace::{ITEM_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};

@@ -19,6 +19,7 @@ use crate::latch::{ChunkClaimer, Counter};
 use crate::registry::Registry;
 use crate::sync::{Arc, Mutex, lock};
 use crate::system::JobSystem;
+use crate::trace::{ITEM_LABEL, PHASE_LABEL};
 
 /// Chunk size for `len` items over `participants` threads: at least `min_chunk`, and about
 /// four chunks per participant so uneven chunks balance out.
@@ -127,7 +128,20 @@ impl JobSystem {
         let chunk = chunk_size(len, min_chunk, participants);
         let chunks = len.div_ceil(chunk);
         if participants == 1 || chunks == 1 {
-            f(0, data);
+            if self.tracing() {
+                // Traced: one item per `min_chunk` run, so a scaling model sees how
+                // finely this loop could be cut (the results do not depend on the cut).
+                let start = self.now_ns();
+                let step = min_chunk.max(1);
+                for (k, piece) in data.chunks_mut(step).enumerate() {
+                    let t = self.now_ns();
+                    f(k * step, piece);
+                    self.record_span(ITEM_LABEL, t, self.now_ns());
+                }
+                self.record_span(PHASE_LABEL, start, self.now_ns());
+            } else {
+                f(0, data);
+            }
             return;
         }
         let claimer = ChunkClaimer::new(chunks);
@@ -163,7 +177,22 @@ impl JobSystem {
         let chunk = chunk_size(len, min_chunk, participants);
         let chunks = len.div_ceil(chunk);
         if participants == 1 || chunks == 1 {
-            f(range);
+            if self.tracing() {
+                // Traced: one item per `min_chunk` run, as in `parallel_for_slice`.
+                let start = self.now_ns();
+                let step = min_chunk.max(1);
+                let mut s = range.start;
+                while s < range.end {
+                    let e = s + step.min(range.end - s);
+                    let t = self.now_ns();
+                    f(s..e);
+                    self.record_span(ITEM_LABEL, t, self.now_ns());
+                    s = e;
+                }
+                self.record_span(PHASE_LABEL, start, self.now_ns());
+            } else {
+                f(range);
+            }
             return;
         }
         let claimer = ChunkClaimer::new(chunks);

@@ -15,6 +15,7 @@ use crate::registry::{Registry, with_ctx};
 use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell, lock};
 use crate::system::JobSystem;
+use crate::trace::{PHASE_LABEL, TraceEvent};
 
 /// How many jobs a thread keeps offered to thieves in its deque before `join` stops
 /// queueing its second half and runs it inline (lazy task creation, Mohr, Kranz and
@@ -116,6 +117,9 @@ impl JobSystem {
         OP: FnOnce(&Scope<'scope>) -> R,
     {
         with_ctx(self.registry(), |ctx| {
+            // Relaxed: tracing is a best-effort switch (as in `Registry::execute`).
+            let tracing = ctx.registry().tracing.load(Ordering::Relaxed);
+            let start = if tracing { ctx.registry().now_ns() } else { 0 };
             let scope = Scope {
                 registry: ctx.registry().clone(),
                 count: ScopeCount::new(),
@@ -128,6 +132,14 @@ impl JobSystem {
             let result = catch_unwind(AssertUnwindSafe(|| op(&scope)));
             scope.body_done();
             ctx.wait_until(&scope.latch);
+            if tracing {
+                lock(&ctx.slot().trace).push(TraceEvent {
+                    thread: ctx.slot().index,
+                    label: PHASE_LABEL,
+                    start_ns: start,
+                    end_ns: ctx.registry().now_ns(),
+                });
+            }
             if let Some(p) = lock(&scope.panic).take() {
                 resume_unwind(p);
             }

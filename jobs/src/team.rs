@@ -29,7 +29,7 @@ use crate::registry::{Nested, Registry, with_ctx, with_worker};
 use crate::sync::Ordering;
 use crate::system::JobSystem;
 use crate::team_core::{Claim, TeamCore};
-use crate::trace::{TraceEvent, WAIT_LABEL};
+use crate::trace::{ITEM_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};
 
 /// A team's reusable state: create it once (it allocates) and pass it to
 /// [`JobSystem::team`] every frame (which then allocates nothing).
@@ -61,13 +61,31 @@ impl TeamScope<'_> {
     /// # Panics
     /// When `n` exceeds [`MAX_STAGE_ITEMS`](crate::team_core::MAX_STAGE_ITEMS).
     pub fn run<F: Fn(usize) + Sync>(&self, n: usize, f: F) {
-        let tracing = self.jobs.tracing();
-        let (start, end) =
-            self.core
-                .run_timed(n, &f, || if tracing { self.jobs.now_ns() } else { 0 });
-        if tracing && end > start {
-            record_wait(self.jobs, start, end);
+        if n == 1 {
+            // One item: nobody could share it, so it is not handed off. Published, a
+            // helper could claim it first, and the leader would wait for it (and for its
+            // writes to cross cores) instead of running it.
+            f(0);
+            return;
         }
+        if !self.jobs.tracing() {
+            self.core.run(n, &f);
+            return;
+        }
+        // Traced: the stage on the leader and each item on the thread that ran it, so a
+        // scaling model sees the stage's items and its hand-off.
+        let jobs = self.jobs;
+        let traced = |i: usize| {
+            let t = jobs.now_ns();
+            f(i);
+            jobs.record_span(ITEM_LABEL, t, jobs.now_ns());
+        };
+        let stage_start = jobs.now_ns();
+        let (start, end) = self.core.run_timed(n, &traced, || jobs.now_ns());
+        if end > start {
+            record_wait(jobs, start, end);
+        }
+        jobs.record_span(TEAM_PHASE_LABEL, stage_start, jobs.now_ns());
     }
 
     /// Runs `f` on every element of `items`, each exactly once, on the team.

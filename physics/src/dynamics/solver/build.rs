@@ -182,6 +182,7 @@ pub(super) fn build_constraints(
     }
     let awake = s.bodies.len();
     let (s_bodies, masses) = (&s.bodies, &s.masses);
+    let blocks = color_blocks(jobs);
     for (work, color) in s.colors.iter_mut().zip(&s.graph.colors) {
         // Serial and cheap: block boundaries and each constraint's plan positions.
         work.bounds.clear();
@@ -191,7 +192,7 @@ pub(super) fn build_constraints(
         work.blocks.push(0);
         let mut pos = 0u32;
         let block = BLOCK
-            .max(color.entries.len().div_ceil(MAX_BLOCKS))
+            .max(color.entries.len().div_ceil(blocks))
             .next_multiple_of(LANES);
         for (k, e) in color.entries.iter().enumerate() {
             let slot_a = e.body_a.map(|_| {

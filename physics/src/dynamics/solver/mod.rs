@@ -49,9 +49,10 @@
 //! in the same graph; in each pass a colour's joints run as a stage of their own before
 //! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Trees of ball joints with
 //! unequal masses leave the graph: each is solved exactly, first in every pass
-//! (`joint_tree.rs`). Colouring, bundle
-//! and block boundaries depend only on constraint order, so results are identical for any
-//! thread count.
+//! (`joint_tree.rs`). Colouring and bundle
+//! boundaries depend only on constraint order, and a colour's blocks (how many depends
+//! on the thread count) only decide who solves which bundles, so results are identical
+//! for any thread count.
 
 mod angular_bundle;
 mod ball_bundle;
@@ -273,8 +274,27 @@ impl Clone for SolverTeam {
 }
 
 /// Fewest constraints per block within a colour (a whole number of bundles).
-const BLOCK: usize = 32;
+const BLOCK: usize = 16;
 const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
+/// Blocks per colour and thread (see `color_blocks`).
+const BLOCKS_PER_THREAD: usize = 4;
+
+/// How many blocks a colour is cut into on `jobs`: about [`BLOCKS_PER_THREAD`] per
+/// thread, so that a thread that starts late still finds work, but no more, since every
+/// block is a claim on the team's shared state, whose cache line moves between cores at
+/// each claim (a colour of rain4k was 58 claims of 0.7 us each at any thread count).
+/// One thread solves a colour in one block, with no claim at all, except while tracing:
+/// then the one-thread step is cut as finely as any ([`MAX_BLOCKS`]), so that a scaling
+/// model reads from its trace the pieces that more threads would share. Blocks never
+/// change a result: each bundle is solved from its own constraints and bodies.
+fn color_blocks(jobs: &JobSystem) -> usize {
+    let threads = jobs.num_threads();
+    if threads == 1 && jobs.tracing() {
+        MAX_BLOCKS
+    } else {
+        (BLOCKS_PER_THREAD * threads).min(MAX_BLOCKS)
+    }
+}
 /// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
 /// handed to the workers from an array on the stack, so solving allocates nothing.
 pub(crate) const MAX_BLOCKS: usize = 64;
