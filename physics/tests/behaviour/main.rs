@@ -29,6 +29,8 @@ mod layers;
 mod mass_properties;
 mod materials;
 mod narrow_phase;
+#[cfg(feature = "net")]
+mod net;
 mod newtons_cradle;
 mod queries;
 mod recording;

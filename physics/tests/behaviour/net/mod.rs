@@ -1,0 +1,3 @@
+//! Networked simulation (feature `net`): the wire codec.
+
+mod codec;
