@@ -286,3 +286,31 @@ pub fn read_snapshot_body(
     }
     Ok(SnapshotState { tick, bodies })
 }
+
+/// The bits a body costs in a snapshot coded against `base` (`None`: not in the
+/// baseline), without its id: what the server's bandwidth budget counts.
+#[must_use]
+pub fn body_cost_bits(codec: &Codec, base: Option<&BodyState>, current: &BodyState) -> u64 {
+    let b = base.copied().unwrap_or_default();
+    let vec_bits = |v: [u32; 3], base: [u32; 3]| -> u64 {
+        let widest = (0..3)
+            .map(|i| 64 - zigzag(i64::from(v[i]) - i64::from(base[i])).leading_zeros())
+            .max()
+            .unwrap_or(0);
+        5 + 3 * u64::from(widest)
+    };
+    let mut bits = 4 + 1;
+    if b.position != current.position {
+        bits += vec_bits(current.position, b.position);
+    }
+    if b.rotation != current.rotation {
+        bits += 2 + 3 * u64::from(codec.config().rotation_bits);
+    }
+    if b.linear_velocity != current.linear_velocity {
+        bits += vec_bits(current.linear_velocity, b.linear_velocity);
+    }
+    if b.angular_velocity != current.angular_velocity {
+        bits += vec_bits(current.angular_velocity, b.angular_velocity);
+    }
+    bits
+}
