@@ -64,6 +64,8 @@ pub mod world;
 // Game-level parts, over the world's public surface.
 pub mod character;
 pub mod game;
+#[cfg(feature = "net")]
+pub mod net;
 
 // Paths users have written since the first milestone, kept working.
 pub use body::{builder as body_builder, filter, mass};

@@ -33,6 +33,8 @@ mod locked_axes;
 mod mass_properties;
 mod materials;
 mod narrow_phase;
+#[cfg(feature = "net")]
+mod net;
 mod newtons_cradle;
 mod queries;
 mod recording;

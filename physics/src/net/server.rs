@@ -1,0 +1,724 @@
+//! The authoritative server: it owns the [`World`], steps it at a fixed rate and streams
+//! it to each client.
+//!
+//! Every [`NetConfig::snapshot_interval`] steps, for each client:
+//!
+//! - **Area of interest.** The client's point and radius; an island (bodies joined by
+//!   contacts, from [`World::contacts`]) is inside when any of its bodies is, and then
+//!   all of it is sent, since the bodies of an island move as one. Static bodies are
+//!   sent once, when they enter, and never in snapshots.
+//! - **Reliable changes.** Bodies entering the area are spawned (with the definitions of
+//!   shapes this client has not seen, each sent once by id), bodies leaving or removed
+//!   are despawned, on the reliable channel.
+//! - **Snapshot.** The state the client will rebuild is coded against the last snapshot
+//!   it acknowledged. Islands whose quantized state changed are taken most relevant
+//!   first, `(1 + ticks since sent) / (1 + distance)`, until the client's bandwidth
+//!   budget for the tick is spent; an island left out keeps its old state on both sides
+//!   and rises in relevance until it is sent. The server keeps what each client will have
+//!   for every tick sent, to code against it once acknowledged.
+//! - **Entity mapping.** Each replicated body gets a net id, never reused; clients map
+//!   net ids to their own objects (seed 000 §Entity Mapping).
+//!
+//! From clients it takes clock requests (answered at once with its clock) and input
+//! histories. A packet is checked whole before anything in it is applied: decoding
+//! validates every field, and every action must name a body the client owns; a bad
+//! packet is dropped and counted and the connection goes on. A token bucket per client
+//! drops packets beyond [`ServerDesc::packet_rate`] before decoding, so a flood costs the
+//! server a counter, not its tick. Input frames are buffered and applied at the step of
+//! their time stamp plus [`ServerDesc::input_delay`] (the playout-delay buffer of seed
+//! 000 §Playout delay); frames the history resends are applied once, by sequence number.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::body::{BodyId, MotionType};
+use crate::math::Vec3;
+use crate::shape::Shape;
+use crate::world::World;
+
+use super::config::{BodyState, Codec};
+use super::error::WireError;
+use super::message::{Action, ClientMessage, MAX_TIME, NetMotion, ServerMessage, ShapeDef, Spawn};
+use super::snapshot::SnapshotState;
+use super::transport::Channel;
+
+/// A client's id on the server, given by the transport (a renet client id, a node of
+/// the simulated network).
+pub type ClientId = u32;
+
+/// The server's own settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerDesc {
+    /// Each client's budget, bytes per second of snapshots (the reliable channel is not
+    /// counted against it).
+    pub bandwidth: u32,
+    /// Packets per second a client may send before the rest are dropped unread.
+    pub packet_rate: f64,
+    /// Packets a client may send at once (the bucket's size).
+    pub packet_burst: f64,
+    /// Seconds after its time stamp that an input frame is applied.
+    pub input_delay: f64,
+    /// Snapshots kept per client to code against once acknowledged.
+    pub baselines: usize,
+}
+
+impl Default for ServerDesc {
+    fn default() -> Self {
+        ServerDesc {
+            bandwidth: 32_000,
+            packet_rate: 120.0,
+            packet_burst: 30.0,
+            input_delay: 0.15,
+            baselines: 32,
+        }
+    }
+}
+
+/// What the server counted for one client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    /// Bytes of snapshots sent.
+    pub snapshot_bytes: u64,
+    /// Bytes of reliable world messages sent.
+    pub world_bytes: u64,
+    /// Snapshots sent.
+    pub snapshots: u64,
+    /// Packets accepted.
+    pub accepted: u64,
+    /// Packets refused by validation (decoding, ownership, times).
+    pub invalid: u64,
+    /// Packets dropped unread for exceeding the packet rate.
+    pub flooded: u64,
+    /// Actions applied to the world.
+    pub actions_applied: u64,
+    /// Input frames that came after their step had passed (applied at the next step).
+    pub late_frames: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Replicated {
+    body: BodyId,
+    shape_id: u32,
+    motion: NetMotion,
+}
+
+#[derive(Debug)]
+struct Slot {
+    point: Vec3,
+    radius: f32,
+    known: BTreeSet<u32>,
+    shapes_sent: BTreeSet<u32>,
+    owned: BTreeSet<u32>,
+    owned_unsent: Vec<u32>,
+    sent: VecDeque<SnapshotState>,
+    acked: Option<u32>,
+    last_sent: BTreeMap<u32, u32>,
+    last_seq: u32,
+    tokens: f64,
+    refilled: f64,
+    stats: ClientStats,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    at: f64,
+    client: ClientId,
+    seq: u32,
+    index: u32,
+    action: Action,
+}
+
+/// Why the server refused a call.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// No client with this id is connected.
+    UnknownClient(ClientId),
+    /// A client with this id is already connected.
+    DuplicateClient(ClientId),
+    /// The body is not replicated (removed, or of a shape the wire does not carry:
+    /// spheres, boxes, capsules and cylinders are; hulls, compounds, meshes,
+    /// heightfields and half-spaces are not yet).
+    NotReplicated(BodyId),
+    /// An area of interest needs a finite point and a positive finite radius.
+    InvalidArea {
+        /// The radius given.
+        radius: f32,
+    },
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerError::UnknownClient(id) => {
+                write!(f, "client: expected a connected client id, got {id}")
+            }
+            ServerError::DuplicateClient(id) => write!(
+                f,
+                "client: expected a new client id, got {id}, already connected"
+            ),
+            ServerError::NotReplicated(b) => {
+                write!(f, "body: expected a replicated body, got {b:?}")
+            }
+            ServerError::InvalidArea { radius } => write!(
+                f,
+                "area: expected a finite point and a positive finite radius, got radius {radius}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+/// The authoritative server (see the [module header](self)).
+#[derive(Debug)]
+pub struct Server {
+    codec: Codec,
+    desc: ServerDesc,
+    world: World,
+    tick: u32,
+    net_of: BTreeMap<BodyId, u32>,
+    replicated: BTreeMap<u32, Replicated>,
+    next_net_id: u32,
+    shapes: Vec<ShapeDef>,
+    clients: BTreeMap<ClientId, Slot>,
+    pending: Vec<Pending>,
+    outgoing: Vec<(ClientId, Channel, Vec<u8>)>,
+    unreplicated: usize,
+    unknown_packets: u64,
+}
+
+fn shape_def(shape: &Shape) -> Option<ShapeDef> {
+    Some(match shape {
+        Shape::Sphere(s) => ShapeDef::Sphere { radius: s.radius },
+        Shape::Box(b) => ShapeDef::Cuboid {
+            half_extents: b.half_extents.into(),
+        },
+        Shape::Capsule(c) => ShapeDef::Capsule {
+            half_height: c.half_height,
+            radius: c.radius,
+        },
+        Shape::Cylinder(c) => ShapeDef::Cylinder {
+            half_height: c.half_height,
+            radius: c.radius,
+        },
+        _ => return None,
+    })
+}
+
+fn find(parent: &mut [u32], mut i: u32) -> u32 {
+    while parent[i as usize] != i {
+        parent[i as usize] = parent[parent[i as usize] as usize];
+        i = parent[i as usize];
+    }
+    i
+}
+
+impl Server {
+    /// A server owning `world`; every body in it (and every body created later) with a
+    /// shape the wire carries is replicated.
+    #[must_use]
+    pub fn new(world: World, codec: Codec, desc: ServerDesc) -> Server {
+        let mut server = Server {
+            codec,
+            desc,
+            world,
+            tick: 0,
+            net_of: BTreeMap::new(),
+            replicated: BTreeMap::new(),
+            next_net_id: 1,
+            shapes: Vec::new(),
+            clients: BTreeMap::new(),
+            pending: Vec::new(),
+            outgoing: Vec::new(),
+            unreplicated: 0,
+            unknown_packets: 0,
+        };
+        server.sync_replication();
+        server
+    }
+
+    /// The world.
+    #[must_use]
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The world, to create and remove bodies (replicated at the next snapshot).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// The codec.
+    #[must_use]
+    pub fn codec(&self) -> &Codec {
+        &self.codec
+    }
+
+    /// Steps taken.
+    #[must_use]
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// The net id of a replicated body.
+    #[must_use]
+    pub fn net_id(&self, body: BodyId) -> Option<u32> {
+        self.net_of.get(&body).copied()
+    }
+
+    /// The body of a net id.
+    #[must_use]
+    pub fn body(&self, net_id: u32) -> Option<BodyId> {
+        self.replicated.get(&net_id).map(|r| r.body)
+    }
+
+    /// Bodies left out of replication for their shape.
+    #[must_use]
+    pub fn unreplicated(&self) -> usize {
+        self.unreplicated
+    }
+
+    /// Packets from ids that are not connected clients.
+    #[must_use]
+    pub fn unknown_packets(&self) -> u64 {
+        self.unknown_packets
+    }
+
+    /// What was counted for `client`.
+    #[must_use]
+    pub fn stats(&self, client: ClientId) -> Option<ClientStats> {
+        self.clients.get(&client).map(|s| s.stats)
+    }
+
+    /// Connects `client` with an area of interest.
+    ///
+    /// # Errors
+    /// [`ServerError::DuplicateClient`], [`ServerError::InvalidArea`].
+    pub fn add_client(
+        &mut self,
+        client: ClientId,
+        point: Vec3,
+        radius: f32,
+    ) -> Result<(), ServerError> {
+        if self.clients.contains_key(&client) {
+            return Err(ServerError::DuplicateClient(client));
+        }
+        Self::check_area(point, radius)?;
+        self.clients.insert(
+            client,
+            Slot {
+                point,
+                radius,
+                known: BTreeSet::new(),
+                shapes_sent: BTreeSet::new(),
+                owned: BTreeSet::new(),
+                owned_unsent: Vec::new(),
+                sent: VecDeque::new(),
+                acked: None,
+                last_sent: BTreeMap::new(),
+                last_seq: 0,
+                tokens: self.desc.packet_burst,
+                refilled: f64::NEG_INFINITY,
+                stats: ClientStats::default(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Disconnects `client`; its pending inputs are dropped.
+    pub fn remove_client(&mut self, client: ClientId) {
+        self.clients.remove(&client);
+        self.pending.retain(|p| p.client != client);
+    }
+
+    fn check_area(point: Vec3, radius: f32) -> Result<(), ServerError> {
+        if !(point.is_finite() && radius.is_finite() && radius > 0.0) {
+            return Err(ServerError::InvalidArea { radius });
+        }
+        Ok(())
+    }
+
+    /// Moves `client`'s area of interest.
+    ///
+    /// # Errors
+    /// [`ServerError::UnknownClient`], [`ServerError::InvalidArea`].
+    pub fn set_interest(
+        &mut self,
+        client: ClientId,
+        point: Vec3,
+        radius: f32,
+    ) -> Result<(), ServerError> {
+        Self::check_area(point, radius)?;
+        let slot = self
+            .clients
+            .get_mut(&client)
+            .ok_or(ServerError::UnknownClient(client))?;
+        slot.point = point;
+        slot.radius = radius;
+        Ok(())
+    }
+
+    /// Gives `client` the right to push `body` with its inputs; returns its net id.
+    ///
+    /// # Errors
+    /// [`ServerError::UnknownClient`], [`ServerError::NotReplicated`].
+    pub fn grant(&mut self, client: ClientId, body: BodyId) -> Result<u32, ServerError> {
+        self.sync_replication();
+        let net_id = self.net_id(body).ok_or(ServerError::NotReplicated(body))?;
+        let slot = self
+            .clients
+            .get_mut(&client)
+            .ok_or(ServerError::UnknownClient(client))?;
+        if slot.owned.insert(net_id) {
+            slot.owned_unsent.push(net_id);
+        }
+        Ok(net_id)
+    }
+
+    /// Takes a datagram from `client` that arrived at the server's clock `now`.
+    pub fn receive(&mut self, client: ClientId, _channel: Channel, bytes: &[u8], now: f64) {
+        let Some(slot) = self.clients.get_mut(&client) else {
+            self.unknown_packets += 1;
+            return;
+        };
+        // The token bucket, before any decoding.
+        if slot.refilled.is_finite() {
+            slot.tokens = (slot.tokens + (now - slot.refilled).max(0.0) * self.desc.packet_rate)
+                .min(self.desc.packet_burst);
+        }
+        slot.refilled = now;
+        if slot.tokens < 1.0 {
+            slot.stats.flooded += 1;
+            return;
+        }
+        slot.tokens -= 1.0;
+        match Self::validate(&self.codec, slot, bytes, now) {
+            Ok(msg) => {
+                slot.stats.accepted += 1;
+                match msg {
+                    ClientMessage::TimeReq { id } => {
+                        let res = ServerMessage::TimeRes {
+                            id,
+                            server_time: now,
+                        };
+                        self.outgoing
+                            .push((client, Channel::Unreliable, res.encode(&self.codec)));
+                    }
+                    ClientMessage::Update { ack, inputs } => {
+                        if slot.acked.is_none_or(|a| ack > a)
+                            && slot.sent.iter().any(|s| s.tick == ack)
+                        {
+                            slot.acked = Some(ack);
+                        }
+                        let now_tick =
+                            f64::from(self.tick) / f64::from(self.codec.config().tick_rate);
+                        for frame in inputs {
+                            if frame.seq <= slot.last_seq {
+                                continue;
+                            }
+                            slot.last_seq = frame.seq;
+                            let at = frame.time + self.desc.input_delay;
+                            if at < now_tick {
+                                slot.stats.late_frames += 1;
+                            }
+                            for (index, action) in frame.actions.into_iter().enumerate() {
+                                self.pending.push(Pending {
+                                    at,
+                                    client,
+                                    seq: frame.seq,
+                                    index: index as u32,
+                                    action,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            Err(_) => slot.stats.invalid += 1,
+        }
+    }
+
+    /// Decodes and checks a client packet whole: fields, ownership of every action, and
+    /// time stamps within 10 s of the server's clock.
+    fn validate(
+        codec: &Codec,
+        slot: &Slot,
+        bytes: &[u8],
+        now: f64,
+    ) -> Result<ClientMessage, WireError> {
+        let msg = ClientMessage::decode(bytes, codec)?;
+        if let ClientMessage::Update { inputs, .. } = &msg {
+            for frame in inputs {
+                if (frame.time - now).abs() > 10.0 {
+                    return Err(WireError::FloatOutOfRange {
+                        field: "input.time",
+                        max: (now + 10.0).min(MAX_TIME),
+                        actual: frame.time,
+                    });
+                }
+                for a in &frame.actions {
+                    if !slot.owned.contains(&a.body) {
+                        return Err(WireError::NotOwned { net_id: a.body });
+                    }
+                }
+            }
+        }
+        Ok(msg)
+    }
+
+    /// Steps the world up to the server's clock `now` (seconds since it started), one
+    /// fixed step at a time, and prepares the snapshots of the steps that send one.
+    pub fn advance(&mut self, now: f64) {
+        let rate = f64::from(self.codec.config().tick_rate);
+        while f64::from(self.tick + 1) / rate <= now {
+            self.step_once();
+        }
+    }
+
+    /// The datagrams to send, in the order made.
+    pub fn drain_outgoing(&mut self) -> Vec<(ClientId, Channel, Vec<u8>)> {
+        std::mem::take(&mut self.outgoing)
+    }
+
+    fn step_once(&mut self) {
+        let rate = f64::from(self.codec.config().tick_rate);
+        let now = f64::from(self.tick) / rate;
+        // The playout-delay buffer: every action due by this step, in a fixed order.
+        let (mut due, rest): (Vec<Pending>, Vec<Pending>) =
+            self.pending.drain(..).partition(|p| p.at <= now);
+        self.pending = rest;
+        due.sort_by(|a, b| {
+            a.at.total_cmp(&b.at)
+                .then(a.client.cmp(&b.client))
+                .then(a.seq.cmp(&b.seq))
+                .then(a.index.cmp(&b.index))
+        });
+        for p in due {
+            let Some(rep) = self.replicated.get(&p.action.body) else {
+                continue;
+            };
+            if self.world.apply_impulse(rep.body, p.action.impulse).is_ok()
+                && let Some(slot) = self.clients.get_mut(&p.client)
+            {
+                slot.stats.actions_applied += 1;
+            }
+        }
+        self.world.step(self.codec.dt());
+        self.tick += 1;
+        if self
+            .tick
+            .is_multiple_of(self.codec.config().snapshot_interval)
+        {
+            self.sync_replication();
+            self.send_snapshots();
+        }
+    }
+
+    /// Gives net ids to new bodies and forgets removed ones.
+    fn sync_replication(&mut self) {
+        self.replicated.retain(|_, r| self.world.contains(r.body));
+        self.net_of.retain(|b, _| self.world.contains(*b));
+        let mut unreplicated = 0;
+        for body in self.world.bodies() {
+            if self.net_of.contains_key(&body.id()) {
+                continue;
+            }
+            let Some(def) = shape_def(body.shape()) else {
+                unreplicated += 1;
+                continue;
+            };
+            let shape_id = match self.shapes.iter().position(|s| *s == def) {
+                Some(i) => i as u32 + 1,
+                None => {
+                    self.shapes.push(def);
+                    self.shapes.len() as u32
+                }
+            };
+            let motion = match body.motion_type() {
+                MotionType::Fixed => NetMotion::Static,
+                MotionType::Kinematic => NetMotion::Kinematic,
+                MotionType::Dynamic => NetMotion::Dynamic,
+            };
+            let net_id = self.next_net_id;
+            self.next_net_id += 1;
+            self.net_of.insert(body.id(), net_id);
+            self.replicated.insert(
+                net_id,
+                Replicated {
+                    body: body.id(),
+                    shape_id,
+                    motion,
+                },
+            );
+        }
+        self.unreplicated = unreplicated;
+    }
+
+    fn send_snapshots(&mut self) {
+        // Every replicated body's state, position and island, in net id order.
+        let ids: Vec<u32> = self.replicated.keys().copied().collect();
+        let mut states = Vec::with_capacity(ids.len());
+        for &net_id in &ids {
+            let rep = self.replicated[&net_id];
+            let b = self
+                .world
+                .body(rep.body)
+                .expect("replication was synced this step");
+            let state = self.codec.quantize(
+                b.position(),
+                b.rotation(),
+                b.linear_velocity(),
+                b.angular_velocity(),
+            );
+            states.push((state, b.position()));
+        }
+        let mut parent: Vec<u32> = (0..ids.len() as u32).collect();
+        for c in self.world.contacts() {
+            let (Some(&a), Some(&b)) = (self.net_of.get(&c.body_a), self.net_of.get(&c.body_b))
+            else {
+                continue;
+            };
+            let (ra, rb) = (self.replicated[&a].motion, self.replicated[&b].motion);
+            if ra == NetMotion::Static || rb == NetMotion::Static {
+                continue;
+            }
+            let ia = ids.binary_search(&a).expect("replicated") as u32;
+            let ib = ids.binary_search(&b).expect("replicated") as u32;
+            let (x, y) = (find(&mut parent, ia), find(&mut parent, ib));
+            if x != y {
+                parent[x.max(y) as usize] = x.min(y);
+            }
+        }
+        let roots: Vec<u32> = (0..ids.len() as u32)
+            .map(|i| find(&mut parent, i))
+            .collect();
+        let clients: Vec<ClientId> = self.clients.keys().copied().collect();
+        for client in clients {
+            self.send_to(client, &ids, &states, &roots);
+        }
+    }
+
+    fn send_to(
+        &mut self,
+        client: ClientId,
+        ids: &[u32],
+        states: &[(BodyState, Vec3)],
+        roots: &[u32],
+    ) {
+        let codec = &self.codec;
+        let tick = self.tick;
+        let slot = self.clients.get_mut(&client).expect("a connected client");
+        // Islands in the area: an island is in when any of its bodies is.
+        let n = ids.len();
+        let mut island_distance = vec![f32::INFINITY; n];
+        for i in 0..n {
+            let d = states[i].1.distance(slot.point);
+            let r = roots[i] as usize;
+            island_distance[r] = island_distance[r].min(d);
+        }
+        let inside = |i: usize| island_distance[roots[i] as usize] <= slot.radius;
+        // Reliable: spawns, despawns, shapes, ownership.
+        let mut spawns = Vec::new();
+        let mut shapes = Vec::new();
+        let mut area = BTreeSet::new();
+        for i in 0..n {
+            if !inside(i) {
+                continue;
+            }
+            area.insert(ids[i]);
+            if !slot.known.contains(&ids[i]) {
+                let rep = self.replicated[&ids[i]];
+                if slot.shapes_sent.insert(rep.shape_id) {
+                    shapes.push((rep.shape_id, self.shapes[rep.shape_id as usize - 1]));
+                }
+                spawns.push(Spawn {
+                    net_id: ids[i],
+                    shape_id: rep.shape_id,
+                    motion: rep.motion,
+                    state: states[i].0,
+                });
+            }
+        }
+        let despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
+        shapes.sort_by_key(|&(id, _)| id);
+        let mut owned = std::mem::take(&mut slot.owned_unsent);
+        owned.sort_unstable();
+        if !(spawns.is_empty() && despawns.is_empty() && owned.is_empty()) {
+            let bytes = ServerMessage::World {
+                shapes,
+                spawns,
+                despawns,
+                owned,
+            }
+            .encode(codec);
+            slot.stats.world_bytes += bytes.len() as u64;
+            self.outgoing.push((client, Channel::Reliable, bytes));
+        }
+        slot.known = area;
+        // The snapshot: what changed since the acknowledged baseline, by relevance.
+        let baseline = slot
+            .acked
+            .and_then(|t| slot.sent.iter().find(|s| s.tick == t));
+        let moving = |i: usize| self.replicated[&ids[i]].motion != NetMotion::Static;
+        let mut islands: BTreeMap<u32, (f32, u32, u64)> = BTreeMap::new();
+        for i in 0..n {
+            if !inside(i) || !moving(i) {
+                continue;
+            }
+            let base = baseline.and_then(|b| b.get(ids[i]));
+            if base == Some(&states[i].0) {
+                continue;
+            }
+            let age = tick - slot.last_sent.get(&ids[i]).copied().unwrap_or(0).min(tick);
+            let cost = super::snapshot::body_cost_bits(codec, base, &states[i].0);
+            let e = islands
+                .entry(roots[i])
+                .or_insert((island_distance[roots[i] as usize], 0, 0));
+            e.1 = e.1.max(age);
+            e.2 += cost;
+        }
+        let mut order: Vec<(u32, f32, u32, u64)> = islands
+            .into_iter()
+            .map(|(r, (d, a, c))| (r, d, a, c))
+            .collect();
+        order.sort_by(|x, y| {
+            let sx = (1.0 + x.2 as f32) / (1.0 + x.1);
+            let sy = (1.0 + y.2 as f32) / (1.0 + y.1);
+            sy.total_cmp(&sx).then(x.0.cmp(&y.0))
+        });
+        let rate = codec.config().tick_rate as f32 / codec.config().snapshot_interval as f32;
+        let mut budget = (self.desc.bandwidth as f32 / rate * 8.0) as i64 - 128;
+        let mut chosen = BTreeSet::new();
+        for (root, _, _, cost) in order {
+            if budget >= cost as i64 || chosen.is_empty() {
+                budget -= cost as i64;
+                chosen.insert(root);
+            }
+        }
+        let mut bodies = Vec::new();
+        for i in 0..n {
+            if !inside(i) || !moving(i) {
+                continue;
+            }
+            if chosen.contains(&roots[i]) {
+                bodies.push((ids[i], states[i].0));
+                slot.last_sent.insert(ids[i], tick);
+            } else if let Some(b) = baseline.and_then(|b| b.get(ids[i])) {
+                bodies.push((ids[i], *b));
+            }
+        }
+        slot.last_sent.retain(|id, _| slot.known.contains(id));
+        let next = SnapshotState { tick, bodies };
+        let bytes = ServerMessage::encode_snapshot(codec, &next, baseline);
+        slot.stats.snapshot_bytes += bytes.len() as u64;
+        slot.stats.snapshots += 1;
+        self.outgoing.push((client, Channel::Unreliable, bytes));
+        slot.sent.push_back(next);
+        while slot.sent.len() > self.desc.baselines {
+            let old = slot.sent.pop_front().expect("longer than the limit");
+            if slot.acked == Some(old.tick) {
+                slot.acked = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! A network to test on: latency, jitter, loss, duplication and reordering from a seed,
+//! the same every run.
+//!
+//! One [`SimNetwork`] joins any number of nodes; each gets a [`SimEndpoint`]
+//! ([`Transport`]). A datagram sent at time `t` arrives at `t + latency + U(0, jitter)`;
+//! an unreliable one is lost with probability `loss`, duplicated with `duplicate` (the
+//! copy with its own delay) and, with `reorder`, held back an extra `jitter`. A reliable
+//! one is never lost: a "loss" costs it one more round trip, as a retransmission does,
+//! and it never overtakes the reliable datagram before it on the same link. Time is the
+//! caller's: [`SimNetwork::advance`] moves it, so a test is exactly repeatable.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::rc::Rc;
+
+use super::transport::{Channel, Transport};
+
+/// A link's conditions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkConditions {
+    /// One-way latency, seconds.
+    pub latency: f64,
+    /// Extra delay, uniform in `[0, jitter]`, seconds.
+    pub jitter: f64,
+    /// Probability an unreliable datagram is lost.
+    pub loss: f64,
+    /// Probability a datagram arrives twice.
+    pub duplicate: f64,
+    /// Probability a datagram is held back another `jitter` (so later ones overtake it).
+    pub reorder: f64,
+}
+
+impl LinkConditions {
+    /// A perfect link: no latency, nothing lost.
+    pub const PERFECT: LinkConditions = LinkConditions {
+        latency: 0.0,
+        jitter: 0.0,
+        loss: 0.0,
+        duplicate: 0.0,
+        reorder: 0.0,
+    };
+
+    /// Issue 32's test conditions: 100 ms latency, 20 ms jitter, 5% loss, with 1%
+    /// duplicated and 2% reordered.
+    pub const ISSUE_32: LinkConditions = LinkConditions {
+        latency: 0.1,
+        jitter: 0.02,
+        loss: 0.05,
+        duplicate: 0.01,
+        reorder: 0.02,
+    };
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct InFlight {
+    /// Arrival time as ordered bits (non-negative f64 orders as its bits).
+    at: u64,
+    seq: u64,
+    from: u32,
+    to: u32,
+    channel: Channel,
+    bytes: Vec<u8>,
+}
+
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Earliest first from a max-heap.
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    now: f64,
+    rng: u64,
+    seq: u64,
+    conditions: LinkConditions,
+    in_flight: BinaryHeap<InFlight>,
+    /// The last reliable arrival per `(from, to)`, which the next may not precede.
+    last_reliable: BTreeMap<(u32, u32), u64>,
+    arrived: BTreeMap<u32, VecDeque<(u32, Channel, Vec<u8>)>>,
+    sent: u64,
+    lost: u64,
+    bytes_sent: BTreeMap<(u32, u32), u64>,
+}
+
+impl State {
+    fn unit(&mut self) -> f64 {
+        // SplitMix64.
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn push(&mut self, from: u32, to: u32, channel: Channel, bytes: Vec<u8>, at: f64) {
+        self.seq += 1;
+        let mut at = at.max(0.0).to_bits();
+        if channel == Channel::Reliable {
+            let last = self.last_reliable.entry((from, to)).or_insert(0);
+            at = at.max(*last);
+            *last = at;
+        }
+        self.in_flight.push(InFlight {
+            at,
+            seq: self.seq,
+            from,
+            to,
+            channel,
+            bytes,
+        });
+    }
+
+    fn send(&mut self, from: u32, to: u32, channel: Channel, bytes: Vec<u8>) {
+        let c = self.conditions;
+        self.sent += 1;
+        *self.bytes_sent.entry((from, to)).or_insert(0) += bytes.len() as u64;
+        let mut delay = c.latency + c.jitter * self.unit();
+        if self.unit() < c.reorder {
+            delay += c.jitter;
+        }
+        if self.unit() < c.loss {
+            match channel {
+                Channel::Unreliable => {
+                    self.lost += 1;
+                    return;
+                }
+                Channel::Reliable => delay += 2.0 * c.latency + c.jitter,
+            }
+        }
+        if self.unit() < c.duplicate && channel == Channel::Unreliable {
+            let again = c.latency + c.jitter * self.unit();
+            self.push(from, to, channel, bytes.clone(), self.now + again);
+        }
+        let at = self.now + delay;
+        self.push(from, to, channel, bytes, at);
+    }
+}
+
+/// The simulated network (see the [module header](self)).
+#[derive(Clone, Debug)]
+pub struct SimNetwork {
+    state: Rc<RefCell<State>>,
+}
+
+impl SimNetwork {
+    /// A network where every link has `conditions`, its randomness from `seed`.
+    #[must_use]
+    pub fn new(conditions: LinkConditions, seed: u64) -> SimNetwork {
+        SimNetwork {
+            state: Rc::new(RefCell::new(State {
+                now: 0.0,
+                rng: seed,
+                seq: 0,
+                conditions,
+                in_flight: BinaryHeap::new(),
+                last_reliable: BTreeMap::new(),
+                arrived: BTreeMap::new(),
+                sent: 0,
+                lost: 0,
+                bytes_sent: BTreeMap::new(),
+            })),
+        }
+    }
+
+    /// The endpoint of node `node`, sending to and receiving from other nodes by number.
+    #[must_use]
+    pub fn endpoint(&self, node: u32) -> SimEndpoint {
+        SimEndpoint {
+            node,
+            state: Rc::clone(&self.state),
+        }
+    }
+
+    /// Moves the network's time to `now`, delivering every datagram due by then.
+    pub fn advance(&self, now: f64) {
+        let mut s = self.state.borrow_mut();
+        s.now = s.now.max(now);
+        let now_bits = s.now.to_bits();
+        while s.in_flight.peek().is_some_and(|d| d.at <= now_bits) {
+            let d = s.in_flight.pop().expect("peeked");
+            s.arrived
+                .entry(d.to)
+                .or_default()
+                .push_back((d.from, d.channel, d.bytes));
+        }
+    }
+
+    /// Datagrams sent so far, and how many of them were lost.
+    #[must_use]
+    pub fn counts(&self) -> (u64, u64) {
+        let s = self.state.borrow();
+        (s.sent, s.lost)
+    }
+
+    /// Bytes sent from `from` to `to` so far (payloads; a real transport adds its
+    /// headers).
+    #[must_use]
+    pub fn bytes_sent(&self, from: u32, to: u32) -> u64 {
+        self.state
+            .borrow()
+            .bytes_sent
+            .get(&(from, to))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// One node's side of a [`SimNetwork`].
+#[derive(Debug)]
+pub struct SimEndpoint {
+    node: u32,
+    state: Rc<RefCell<State>>,
+}
+
+impl Transport for SimEndpoint {
+    type Peer = u32;
+
+    fn send(&mut self, to: u32, channel: Channel, bytes: Vec<u8>) {
+        self.state.borrow_mut().send(self.node, to, channel, bytes);
+    }
+
+    fn receive(&mut self) -> Option<(u32, Channel, Vec<u8>)> {
+        let mut s = self.state.borrow_mut();
+        s.arrived.get_mut(&self.node)?.pop_front()
+    }
+}

@@ -1,0 +1,5 @@
+//! Networked simulation (feature `net`): the wire codec, and a server with clients over
+//! the simulated network.
+
+mod codec;
+mod session;
