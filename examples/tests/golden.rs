@@ -4,8 +4,8 @@
 //! that blessed them: the promise of README.md's determinism section, that the step calls
 //! no platform libm (`joule_physics::math`), fuses no multiply-add, and does the few
 //! operations glam computes differently per back-end (cross product, quaternion product,
-//! rotation, a quaternion's dot product and normalisation) in one order of its own
-//! (`joule_physics::math::{cross, rotate, quat_mul, quat_normalize, ...}`).
+//! rotation, a quaternion's dot product and normalisation, a `Vec3A`'s normalisation) in
+//! one order of its own (`joule_physics::math::{cross, rotate, quat_mul, normalize, ...}`).
 //!
 //! Promised: x86-64 with any OS, C library and CPU, and any `target-cpu`. CI builds this
 //! test three ways and each must give this table: plain (SSE2), with

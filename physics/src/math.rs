@@ -24,11 +24,15 @@
 //! dot product as `(x + y) + (z + w)` where SSE2 sums `(x + z) + (y + w)`. So the step
 //! does these few operations itself, each in one written order of IEEE operations:
 //! [`cross`], [`rotate`] and [`rotate_vec3`] (for `q * v`), [`quat_mul`] (for `a * b`),
-//! [`quat_dot`], [`quat_length`] and [`quat_normalize`]. Their order is the one glam's
+//! [`quat_dot`], [`quat_length`] and [`quat_normalize`], plus [`normalize`] for a `Vec3A`
+//! (SSE2 divides by the length, NEON and scalar multiply by its reciprocal) and
+//! [`rotation_arc`] (glam's normalises a quaternion). Their order is the one glam's
 //! SSE2 code takes without FMA, so results on x86-64 are those of the plain build, and a
 //! build with FMA, with NEON or with glam's `scalar-math` computes the same bits. What
 //! stays glam's is lane-wise arithmetic (`+ - * /`, `sqrt`, `min`, `max`, `abs`), the
-//! 3-vector `dot`, `length` and `normalize` (every back-end sums `(x + y) + z`) and
+//! 3-vector `dot`, `length`, `normalize_or_zero` and `try_normalize` (every back-end sums
+//! `(x + y) + z` and multiplies by `1 / |v|`; NEON's `dot` differs only in the sign of an
+//! exact zero, see `examples/tests/golden.rs`) and
 //! `Mat3A * Vec3A` (`(x + y) + z` of the columns, unfused everywhere). What this does and
 //! does not promise across CPU architectures is in README.md (Determinism) and
 //! `examples/tests/golden.rs`.
@@ -243,6 +247,31 @@ pub fn quat_mul(a: Quat, b: Quat) -> Quat {
     )
 }
 
+/// `v` scaled to unit length, as `v / |v|` on every back-end (glam's SSE2 `normalize`
+/// divides, its NEON and scalar ones multiply by `1 / |v|`, which differs in the last
+/// bit). A zero or non-finite `v` gives non-finite components, as glam's does.
+#[must_use]
+#[inline]
+pub fn normalize(v: Vec3A) -> Vec3A {
+    v / v.length()
+}
+
+/// The shortest rotation taking the unit vector `from` to the unit vector `to` (glam's
+/// `Quat::from_rotation_arc`, with its normalisation done by [`quat_normalize`]).
+#[must_use]
+pub fn rotation_arc(from: Vec3, to: Vec3) -> Quat {
+    const ONE_MINUS_EPS: f32 = 1.0 - 2.0 * f32::EPSILON;
+    let dot = from.dot(to);
+    if dot > ONE_MINUS_EPS {
+        Quat::IDENTITY
+    } else if dot < -ONE_MINUS_EPS {
+        Quat::from_axis_angle(from.any_orthonormal_vector(), std::f32::consts::PI)
+    } else {
+        let c = from.cross(to);
+        quat_normalize(Quat::from_xyzw(c.x, c.y, c.z, 1.0 + dot))
+    }
+}
+
 /// The 4-dimensional dot product of two quaternions, summed `(x + z) + (y + w)` on every
 /// back-end (see the [module docs](self)). For unit rotations it is the cosine of half
 /// the angle between them.
@@ -414,6 +443,11 @@ mod tests {
             let raw = Quat::from_xyzw(u.x, u.y, u.z, v.x);
             assert_eq!(quat_length(raw).to_bits(), raw.length().to_bits());
             assert_eq!(q4(quat_normalize(raw)), q4(raw.normalize()));
+            assert_eq!(v3(normalize(u)), v3(u.normalize()));
+            let (a, b) = (Vec3::from(u).normalize(), Vec3::from(v).normalize());
+            assert_eq!(q4(rotation_arc(a, b)), q4(Quat::from_rotation_arc(a, b)));
+            assert_eq!(q4(rotation_arc(a, a)), q4(Quat::from_rotation_arc(a, a)));
+            assert_eq!(q4(rotation_arc(a, -a)), q4(Quat::from_rotation_arc(a, -a)));
         }
     }
 

@@ -269,6 +269,28 @@ fn a_warm_step_allocates_nothing() {
             "{threads} threads: {n} allocations in 144 warm frames"
         );
 
+        // The same frames with the last step beside the game (`frame_async`): polled
+        // while the game reads its presentation, then finished and recorded.
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.store(true, Ordering::Relaxed);
+        for _ in 0..144 {
+            let mut frame = clock.frame_async(&mut w, &mut presentation, 1.0 / 144.0);
+            while frame.poll().is_pending() {
+                drawn += presentation.latest(first).unwrap().translation.y;
+            }
+            let report = frame.finish(&mut presentation);
+            for (_, pose) in presentation.iter(report.alpha) {
+                drawn += pose.translation.y;
+            }
+        }
+        COUNTING.store(false, Ordering::Relaxed);
+        let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert!(drawn.is_finite());
+        assert_eq!(
+            n, 0,
+            "{threads} threads: {n} allocations in 144 warm frame_async frames"
+        );
+
         // Rollback every 8 steps: restore, save, replay, write the full image. The first
         // rounds size the snapshot, the buffer and the world's buffers for this window.
         let mut saved = DynamicSnapshot::new();

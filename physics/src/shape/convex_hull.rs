@@ -14,6 +14,7 @@
 use crate::geometry::aabb::Aabb;
 use crate::geometry::support::{ConvexSupport, MAX_FACE_VERTICES, SupportFace};
 use crate::math::cross;
+use crate::math::normalize;
 use crate::math::{self, Isometry, Mat3A, Vec3, Vec3A};
 
 use super::{MassProperties, ShapeError, ShapeRayHit};
@@ -87,7 +88,7 @@ impl ConvexHull {
         if (points[i1] - points[i0]).length() <= eps {
             return Err(ShapeError::TooFewPoints);
         }
-        let axis = (points[i1] - points[i0]).normalize();
+        let axis = normalize(points[i1] - points[i0]);
         let line_dist = |p: Vec3A| {
             let v = p - points[i0];
             (v - axis * v.dot(axis)).length()
@@ -98,7 +99,7 @@ impl ConvexHull {
         if line_dist(points[i2]) <= eps {
             return Err(ShapeError::Degenerate);
         }
-        let plane_n = cross(points[i1] - points[i0], points[i2] - points[i0]).normalize();
+        let plane_n = normalize(cross(points[i1] - points[i0], points[i2] - points[i0]));
         let plane_dist = |p: Vec3A| plane_n.dot(p - points[i0]);
         let i3 = (0..points.len())
             .max_by(|&a, &b| {

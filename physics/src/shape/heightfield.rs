@@ -16,6 +16,7 @@
 
 use crate::geometry::aabb::Aabb;
 use crate::math::cross;
+use crate::math::normalize;
 use crate::math::{Vec2, Vec3};
 
 use crate::math::Vec3A;
@@ -198,7 +199,7 @@ impl HeightField {
                 ((ii + 1, jj), (ii + 2, jj)),
             ]
         };
-        let n = cross(vertices[1] - vertices[0], vertices[2] - vertices[0]).normalize();
+        let n = normalize(cross(vertices[1] - vertices[0], vertices[2] - vertices[0]));
         let mut active = 0;
         for (k, ((ci, cj), (vi, vj))) in neighbours.into_iter().enumerate() {
             let on = if self.exists(ci, cj) {

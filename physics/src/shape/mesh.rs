@@ -15,6 +15,7 @@
 
 use crate::geometry::aabb::Aabb;
 use crate::math::cross;
+use crate::math::normalize;
 use crate::math::{Vec3, Vec3A};
 
 use super::bvh::Bvh;
@@ -78,7 +79,7 @@ impl TriangleMesh {
             if cross.length_squared() <= 1e-12 * scale * scale || scale == 0.0 {
                 return Err(ShapeError::DegenerateTriangle(t as u32));
             }
-            normals.push(cross.normalize());
+            normals.push(normalize(cross));
             boxes.push(Aabb::new(a.min(b).min(c), a.max(b).max(c)));
         }
         // Edges keyed by their sorted vertex pair; equal keys are neighbours.

@@ -3,7 +3,7 @@
 use crate::body::BodyId;
 use crate::dynamics::island;
 use crate::error::PhysicsError;
-use crate::math::{Isometry, Quat, Vec3, Vec3A};
+use crate::math::{Isometry, Vec3, Vec3A, rotation_arc};
 use crate::world::World;
 
 use crate::joint::{Joint, JointDesc, JointEvent, JointId, JointImpulses, JointKind};
@@ -202,7 +202,7 @@ impl World {
         if !anchor.is_finite() {
             return Err(PhysicsError::InvalidJoint);
         }
-        let world = Isometry::new(anchor, Quat::from_rotation_arc(Vec3::X, axis));
+        let world = Isometry::new(anchor, rotation_arc(Vec3::X, axis));
         let local = |id: BodyId| -> Result<Isometry, PhysicsError> {
             Ok(self
                 .bodies

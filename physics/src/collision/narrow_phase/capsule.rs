@@ -17,6 +17,7 @@
 //!   point between the segment and the box edge.
 
 use crate::math::cross;
+use crate::math::normalize;
 use arrayvec::ArrayVec;
 
 use crate::math::{Isometry, Vec3A};
@@ -407,7 +408,7 @@ fn penetrating_axis(p: Vec3A, d: Vec3A, h: Vec3A) -> Axis {
         if c.length_squared() < 1e-6 {
             continue;
         }
-        let l = c.normalize();
+        let l = normalize(c);
         let (s, sign) = sep_along(l);
         if s > edge.2 {
             edge = (l * sign, i, s);
