@@ -28,7 +28,7 @@
 //! | the user's surface | [`world`] | [`World`](world::World): stepping (blocking, or beside the caller with [`step_async`](world::step_async)), creating and removing bodies and joints, reading and setting them ([`body_view`]), reading contacts ([`contact_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
 //! | the step | `step` (private) | the step as a joule-graph graph of the stages below, its [`listener`]s (user code before and after) and its trace ([`STAGES`]) |
 //! | the stages | [`collision`], [`dynamics`], [`settings`] | [`broad_phase`], [`narrow_phase`], [`ccd`], broad-phase [`query`]; the [`constraint_graph`], [`island`]s and sleeping, the [`solver`]; the settings they read |
-//! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s and [`mass`] properties), shapes, joint descriptions, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
+//! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s, [`mass`] properties and locked axes), shapes, joint descriptions and states, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
 //! | geometry | [`geometry`], [`math`] | bounding boxes ([`aabb`]), support maps ([`support`]), the [`dynamic_tree`]; glam's types |
 //!
 //! The game-level parts sit above the world and use only its public surface, as a game

@@ -18,10 +18,6 @@ pub(super) fn build_constraints(
     if s.points_of.len() < contacts.contacts.len() {
         s.points_of.resize(contacts.contacts.len(), 0);
     }
-    // Contacts of a body with a locked translation go with the rolling ones to the
-    // scalar rows, which carry a mass per axis (see `BodyMass::linear_axes`).
-    let masses = &s.masses;
-    let locked = |b: Option<u32>| b.is_some_and(|i| masses[i as usize].locks_translation());
     // The contacts the narrow phase listed (in block order, so in id order), then those
     // that touched a sleeping body then, read now: their island may have woken since.
     for block in contacts.changes.read() {
@@ -32,7 +28,7 @@ pub(super) fn build_constraints(
                 body_a: sc.bodies[0],
                 body_b: sc.bodies[1],
             };
-            if sc.rolling || locked(entry.body_a) || locked(entry.body_b) {
+            if sc.rolling {
                 s.rolling_entries.push(entry);
             } else {
                 points = (points.0.min(sc.points), points.1.max(sc.points));
@@ -57,11 +53,7 @@ pub(super) fn build_constraints(
                 body_a: solver_index(bodies, c.body_a),
                 body_b: solver_index(bodies, c.body_b),
             };
-            if c.rolling.rolling > 0.0
-                || c.rolling.spinning > 0.0
-                || locked(entry.body_a)
-                || locked(entry.body_b)
-            {
+            if c.rolling.rolling > 0.0 || c.rolling.spinning > 0.0 {
                 s.rolling_entries.push(entry);
             } else {
                 let n = c.manifold.points.len() as u8;

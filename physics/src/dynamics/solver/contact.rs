@@ -88,8 +88,8 @@ pub struct BodyMass {
     pub inv_inertia: Mat3A,
     /// 1 along the world axes the body may translate along, 0 along its locked ones: the
     /// inverse mass along axis `i` is `inv_mass * linear_axes[i]`. All ones unless the
-    /// body locks a translation; such a body's constraints are solved by the scalar rows
-    /// (the bundles keep one inverse mass per lane).
+    /// body locks a translation. Contact bundles carry it per lane; joints of such a body
+    /// are solved by the scalar rows (the joint bundles keep one inverse mass per lane).
     pub linear_axes: Vec3A,
 }
 

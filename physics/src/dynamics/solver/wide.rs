@@ -284,6 +284,17 @@ impl Vec3W {
         }
     }
 
+    /// The component-wise product (`v * o` in glam).
+    #[inline(always)]
+    #[must_use]
+    pub fn mul_each(self, o: Vec3W) -> Vec3W {
+        Vec3W {
+            x: self.x * o.x,
+            y: self.y * o.y,
+            z: self.z * o.z,
+        }
+    }
+
     /// Every component scaled by the lane's `s` (`s * v` in glam).
     #[inline(always)]
     #[must_use]

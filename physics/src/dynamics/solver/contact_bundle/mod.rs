@@ -178,6 +178,12 @@ pub struct ContactBundle {
     /// Whether every used lane takes the step (and, unless `masked`, has every point):
     /// then the step needs no selects.
     patch_all: bool,
+    /// Per side, the lanes whose body locks a translation and each lane's
+    /// `BodyMass::linear_axes` (1 along free axes, 0 along locked ones). Applied to every
+    /// lane without a branch: multiplying by one keeps an unlocked lane's bits, and a
+    /// per-bundle branch on whether any lane is locked cost the solve passes several
+    /// times what the multiplies do (measured on pyramid_big).
+    locks: [(MaskW, Vec3W); 2],
 }
 
 /// Velocities of one side of a bundle's lanes.
@@ -320,6 +326,10 @@ impl ContactBundle {
         self.inv_inertia_a.set_lane(i, &ma.inv_inertia);
         self.inv_mass_b.0[i] = mb.inv_mass;
         self.inv_inertia_b.set_lane(i, &mb.inv_inertia);
+        for (side, m) in self.locks.iter_mut().zip([ma, mb]) {
+            side.0.0[i] = if m.locks_translation() { u32::MAX } else { 0 };
+            side.1.set_lane(i, m.linear_axes);
+        }
         for (k, bp) in self.points.iter_mut().enumerate() {
             let has = k < c.points.len();
             let bit = if has { u32::MAX } else { 0 };
@@ -395,7 +405,6 @@ impl ContactBundle {
         };
         let (va, vb) = (side(&start.a), side(&start.b));
         let n = self.normal;
-        let (ma, mb) = (self.inv_mass_a, self.inv_mass_b);
         let (ia, ib) = (self.inv_inertia_a, self.inv_inertia_b);
         let one = FloatW::splat(1.0);
         // `effective_mass` of the scalar solver, given `r × dir` per side. (A function,
@@ -410,18 +419,20 @@ impl ContactBundle {
             let k = ma + mb + rda.dot(ia.mul(rda)) + rdb.dot(ib.mul(rdb));
             FloatW::select(k.gt(FloatW::ZERO), FloatW::splat(1.0).div(k), FloatW::ZERO)
         }
-        let (m, i) = ((ma, mb), (&ia, &ib));
+        let i = (&ia, &ib);
+        let tangents = self.tangents;
+        // The inverse masses along the normal and the tangents (`BodyMass::inv_mass_along`).
+        let [m, m_t0, m_t1] = [n, tangents[0], tangents[1]].map(|d| self.inv_mass_along(d));
         let mut sum_a = Vec3W::ZERO;
         let mut sum_b = Vec3W::ZERO;
         let mut count = FloatW::ZERO;
-        let tangents = self.tangents;
         for p in &mut self.points[..self.points_used] {
             let (r_a, r_b) = (p.r_a, p.r_b);
             let (rn_a, rn_b) = p.rn(n);
             p.normal_mass = effective_mass(m, i, rn_a, rn_b);
             p.tangent_mass = [
-                effective_mass(m, i, r_a.cross(tangents[0]), r_b.cross(tangents[0])),
-                effective_mass(m, i, r_a.cross(tangents[1]), r_b.cross(tangents[1])),
+                effective_mass(m_t0, i, r_a.cross(tangents[0]), r_b.cross(tangents[0])),
+                effective_mass(m_t1, i, r_a.cross(tangents[1]), r_b.cross(tangents[1])),
             ];
             let dv = Self::relative_velocity(&va, &vb, r_a, r_b);
             p.relative_velocity = dv.dot(n).min(p.relative_velocity);
@@ -433,7 +444,7 @@ impl ContactBundle {
             count = FloatW::select(has, count + one, count);
         }
         // `ContactConstraint::prepare`'s condition for the patch step, lane by lane.
-        let k = count * count * (ma + mb) + sum_a.dot(ia.mul(sum_a)) + sum_b.dot(ib.mul(sum_b));
+        let k = count * count * (m.0 + m.1) + sum_a.dot(ia.mul(sum_a)) + sum_b.dot(ib.mul(sum_b));
         // Formed as wide masks: read lane by lane, `k` was formed lane by lane too, and
         // LLVM scalarised most of this kernel with it (4 times the code).
         let lanes_with = MaskW(std::array::from_fn(|i| {
@@ -448,6 +459,40 @@ impl ContactBundle {
             .and(k.gt(FloatW::ZERO));
         self.patch = take;
         self.patch_all = take.0[..self.count].iter().all(|&t| t != 0);
+    }
+
+    /// Each side's inverse mass along `d`, lane by lane as
+    /// `BodyMass::inv_mass_along`: the plain inverse mass unless the lane's body locks
+    /// a translation.
+    #[inline(always)]
+    pub(super) fn inv_mass_along(&self, d: Vec3W) -> (FloatW, FloatW) {
+        let (ma, mb) = (self.inv_mass_a, self.inv_mass_b);
+        let [(locked_a, axes_a), (locked_b, axes_b)] = self.locks;
+        (
+            FloatW::select(locked_a, ma * d.mul_each(axes_a).dot(d), ma),
+            FloatW::select(locked_b, mb * d.mul_each(axes_b).dot(d), mb),
+        )
+    }
+
+    /// The velocity changes of both sides for the linear impulse `p` (A's to subtract,
+    /// B's to add), as `BodyMass::linear`.
+    #[inline(always)]
+    pub(super) fn linear(&self, p: Vec3W) -> (Vec3W, Vec3W) {
+        (
+            p.mul_each(self.locks[0].1).scale(self.inv_mass_a),
+            p.mul_each(self.locks[1].1).scale(self.inv_mass_b),
+        )
+    }
+
+    /// The velocity changes of both sides for the impulse `delta` along the normal, as
+    /// `BodyMass::linear_along`.
+    #[inline(always)]
+    pub(super) fn linear_along_normal(&self, delta: FloatW) -> (Vec3W, Vec3W) {
+        let n = self.normal;
+        (
+            n.scale(self.inv_mass_a * delta).mul_each(self.locks[0].1),
+            n.scale(self.inv_mass_b * delta).mul_each(self.locks[1].1),
+        )
     }
 
     /// The lanes' contact ids and, per point, what it hands back to its contact (as

@@ -28,9 +28,10 @@ impl ContactBundle {
         if MASKED {
             self.apply_masked(a, b, p, impulse, p.mask_a, p.mask_b);
         } else {
-            a.v = a.v - impulse.scale(self.inv_mass_a);
+            let (dv_a, dv_b) = self.linear(impulse);
+            a.v = a.v - dv_a;
             a.w = a.w - self.inv_inertia_a.mul(p.r_a.cross(impulse));
-            b.v = b.v + impulse.scale(self.inv_mass_b);
+            b.v = b.v + dv_b;
             b.w = b.w + self.inv_inertia_b.mul(p.r_b.cross(impulse));
         }
     }
@@ -45,9 +46,10 @@ impl ContactBundle {
         mask_a: MaskW,
         mask_b: MaskW,
     ) {
-        let va = a.v - impulse.scale(self.inv_mass_a);
+        let (dv_a, dv_b) = self.linear(impulse);
+        let va = a.v - dv_a;
         let wa = a.w - self.inv_inertia_a.mul(p.r_a.cross(impulse));
-        let vb = b.v + impulse.scale(self.inv_mass_b);
+        let vb = b.v + dv_b;
         let wb = b.w + self.inv_inertia_b.mul(p.r_b.cross(impulse));
         a.v = Vec3W::select(mask_a, va, a.v);
         a.w = Vec3W::select(mask_a, wa, a.w);
@@ -77,10 +79,10 @@ impl ContactBundle {
         delta: FloatW,
         (mask_a, mask_b): (MaskW, MaskW),
     ) {
-        let n = self.normal;
-        let va = a.v - n.scale(self.inv_mass_a * delta);
+        let (dv_a, dv_b) = self.linear_along_normal(delta);
+        let va = a.v - dv_a;
         let wa = a.w - k_a.scale(delta);
-        let vb = b.v + n.scale(self.inv_mass_b * delta);
+        let vb = b.v + dv_b;
         let wb = b.w + k_b.scale(delta);
         Self::store::<MASKED>(a, b, (va, wa, vb, wb), (mask_a, mask_b));
     }
@@ -144,8 +146,8 @@ impl ContactBundle {
         let k_b = self.inv_inertia_b.mul(rn_b);
         let dv = (b.v - a.v).dot(n);
         let mut num = (dv + (b.w.dot(rn_b) - a.w.dot(rn_a))) + (count - one) * dv;
-        let mut den =
-            count * count * (self.inv_mass_a + self.inv_mass_b) + rn_a.dot(k_a) + rn_b.dot(k_b);
+        let (m_a, m_b) = self.inv_mass_along(n);
+        let mut den = count * count * (m_a + m_b) + rn_a.dot(k_a) + rn_b.dot(k_b);
         let mut lowest = FloatW::splat(f32::INFINITY);
         for (i, p) in self.points[..self.points_used].iter().enumerate() {
             let s = seps[i];
@@ -187,9 +189,10 @@ impl ContactBundle {
             FloatW::select(self.patch, step, zero)
         };
         let total = count * step;
-        let va = a.v - n.scale(self.inv_mass_a * total);
+        let (dv_a, dv_b) = self.linear_along_normal(total);
+        let va = a.v - dv_a;
         let wa = a.w - k_a.scale(step);
-        let vb = b.v + n.scale(self.inv_mass_b * total);
+        let vb = b.v + dv_b;
         let wb = b.w + k_b.scale(step);
         let new = (va, wa, vb, wb);
         if ALL {
@@ -241,9 +244,10 @@ impl ContactBundle {
                 (linear, moment_a, moment_b) = (l, ma, mb);
             }
         }
-        let va = a.v - linear.scale(self.inv_mass_a);
+        let (dv_a, dv_b) = self.linear(linear);
+        let va = a.v - dv_a;
         let wa = a.w - self.inv_inertia_a.mul(moment_a);
-        let vb = b.v + linear.scale(self.inv_mass_b);
+        let vb = b.v + dv_b;
         let wb = b.w + self.inv_inertia_b.mul(moment_b);
         // Every used lane has its first point: its masks say which sides move.
         let masks = (self.points[0].mask_a, self.points[0].mask_b);

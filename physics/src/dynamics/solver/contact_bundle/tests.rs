@@ -90,15 +90,43 @@ fn constraint(
 /// scalar constraints do, pass by pass, for full and partial bundles.
 #[test]
 fn bundle_matches_scalar_constraints_bit_for_bit() {
+    check_bundle(false);
+}
+
+/// The same with locked axes on some sides (a mass per axis, a projected inertia).
+#[test]
+fn bundle_matches_scalar_constraints_with_locked_axes() {
+    check_bundle(true);
+}
+
+fn check_bundle(with_locks: bool) {
+    use crate::body::LockedAxes;
+    let locks = [
+        LockedAxes::PLANE_XY,
+        LockedAxes::TRANSLATION_Y,
+        LockedAxes::ROTATION,
+        LockedAxes::TRANSLATION_X | LockedAxes::ROTATION_Z,
+    ];
     for lanes in 1..=LANES {
         let mut rng = Rng(0x5eed + lanes as u64);
         // Lane 3's bodies are heavy and barely move: its friction clamps without sliding.
-        let (mut bodies, masses): (Vec<SolverBody>, Vec<BodyMass>) = (0..2 * LANES)
+        let (mut bodies, mut masses): (Vec<SolverBody>, Vec<BodyMass>) = (0..2 * LANES)
             .map(|i| match i {
                 6.. => body(&mut rng, 0.001, 0.001),
                 _ => body(&mut rng, 2.0, 1.0),
             })
             .unzip();
+        if with_locks {
+            // Every third body, as `load_body` would give it (its velocity's locked
+            // components zero).
+            for (k, i) in (0..2 * LANES).step_by(3).enumerate() {
+                let l = locks[k % locks.len()];
+                masses[i].linear_axes = l.linear_axes();
+                masses[i].inv_inertia = l.project_angular(masses[i].inv_inertia);
+                bodies[i].v = l.free_linear(bodies[i].v);
+                bodies[i].w = l.free_angular(bodies[i].w);
+            }
+        }
         // Lane 1 has a static A, lane 2 a kinematic A, lane 3 a static B.
         let sides = |k: usize| {
             let a = (k != 1 && k != 2).then_some(2 * k as u32);
