@@ -99,6 +99,9 @@ pub enum CharacterError {
     /// The shape is not convex (a half-space, mesh, heightfield or compound). Use a
     /// capsule, sphere, box, cylinder or convex hull.
     ShapeNotConvex,
+    /// The world refused a request about the character's body (it was removed, or its
+    /// description was refused); the inner error says which.
+    Body(crate::error::PhysicsError),
 }
 
 impl std::fmt::Display for CharacterError {
@@ -109,6 +112,7 @@ impl std::fmt::Display for CharacterError {
                 expected,
                 actual,
             } => write!(f, "character: {field} must be {expected}, got {actual}"),
+            CharacterError::Body(e) => write!(f, "character: its body: {e}"),
             CharacterError::ShapeNotConvex => write!(
                 f,
                 "character: shape must be convex (capsule, sphere, box, cylinder, hull), got a \
@@ -137,7 +141,7 @@ fn check(
     }
 }
 
-fn check_vector(v: Vec3, field: &'static str) -> Result<(), CharacterError> {
+pub(crate) fn check_vector(v: Vec3, field: &'static str) -> Result<(), CharacterError> {
     let bad = v.to_array().into_iter().find(|x| !x.is_finite());
     check(bad.is_none(), field, "finite", bad.unwrap_or(0.0))
 }
