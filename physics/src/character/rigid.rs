@@ -1,22 +1,4 @@
-//! A rigid-body character (Jolt's `Character`): a dynamic capsule the solver moves, for
-//! games that want the character to weigh on what it stands on and be shoved by the
-//! world. It trades the kinematic controller's exact control (steps, stick to ground,
-//! exact platform riding) for physical interaction.
-//!
-//! Each [`RigidCharacter::update`], called before [`World::step`]:
-//! - probes the ground with [`collide_shape`](crate::query::SceneQuery::collide_shape)
-//!   (contacts within 5 cm below, each with its own normal) as the kinematic controller
-//!   does;
-//! - steers the body's velocity relative to the ground towards the commanded one along
-//!   the ground plane, with at most [`RigidCharacterDesc::max_acceleration`] (the
-//!   body's friction is 0 so walls do not hold it; this is its grip);
-//! - on walkable ground, adds a force that cancels gravity's pull along the slope, so it
-//!   stands on slopes without creeping; jumps set the vertical speed.
-//!
-//! Rotation: locked axes on bodies are not in this build, so the body gets an inertia of
-//! 10⁹ kg·m² (it effectively cannot turn: a 1 kN shove 1 m off its centre turns it
-//! 10⁻⁶ rad/s per second) and its angular velocity is zeroed each update. When
-//! `LockedAxes` lands this becomes a lock of all three rotations.
+//! The rigid-body character (see [`RigidCharacter`]).
 
 use crate::body::mass::MassSpec;
 use crate::body::{BodyDesc, BodyId};
@@ -65,7 +47,25 @@ impl Default for RigidCharacterDesc {
     }
 }
 
-/// A dynamic-body character (see the [module docs](self)).
+/// A rigid-body character (Jolt's `Character`): a dynamic capsule the solver moves, for
+/// games that want the character to weigh on what it stands on and be shoved by the
+/// world. It trades the kinematic controller's exact control (steps, stick to ground,
+/// exact platform riding) for physical interaction.
+///
+/// Each [`RigidCharacter::update`], called before [`World::step`]:
+/// - probes the ground with [`collide_shape`](crate::query::SceneQuery::collide_shape)
+///   (contacts within 5 cm below, each with its own normal) as the kinematic controller
+///   does;
+/// - steers the body's velocity relative to the ground towards the commanded one along
+///   the ground plane, with at most [`RigidCharacterDesc::max_acceleration`] (the
+///   body's friction is 0 so walls do not hold it; this is its grip);
+/// - on walkable ground, adds a force that cancels gravity's pull along the slope, so it
+///   stands on slopes without creeping; jumps set the vertical speed.
+///
+/// Rotation: locked axes on bodies are not in this build, so the body gets an inertia of
+/// 10⁹ kg·m² (it effectively cannot turn: a 1 kN shove 1 m off its centre turns it
+/// 10⁻⁶ rad/s per second) and its angular velocity is zeroed each update. When
+/// `LockedAxes` lands this becomes a lock of all three rotations.
 #[derive(Clone, Debug)]
 pub struct RigidCharacter {
     desc: RigidCharacterDesc,
