@@ -9,7 +9,8 @@
 //! stops a skin short of them, and two that walk into each other in the same batch are
 //! pushed apart by the next one's skin restore, in character order.
 
-use crate::character::controller::{CharacterController, CharacterError, CharacterInput};
+use crate::character::controller::CharacterController;
+use crate::character::desc::{CharacterError, CharacterInput};
 use crate::collision::query::QueryFilter;
 use crate::world::World;
 

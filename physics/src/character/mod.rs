@@ -57,12 +57,13 @@
 
 mod batch;
 mod controller;
+mod desc;
 mod rigid;
 mod slide;
 
 pub use batch::update_characters;
-pub use controller::{
-    CharacterController, CharacterDesc, CharacterError, CharacterGround, CharacterInput,
-    CharacterPush, GroundState,
+pub use controller::CharacterController;
+pub use desc::{
+    CharacterDesc, CharacterError, CharacterGround, CharacterInput, CharacterPush, GroundState,
 };
 pub use rigid::{RigidCharacter, RigidCharacterDesc};

@@ -2,7 +2,7 @@
 
 use crate::body::mass::MassSpec;
 use crate::body::{BodyDesc, BodyId};
-use crate::character::controller::{
+use crate::character::desc::{
     CharacterError, CharacterGround, CharacterInput, GroundState, check_vector,
 };
 use crate::character::slide::horizontal;
