@@ -28,6 +28,12 @@ impl RapierWorld {
         self.world.step();
     }
 
+    /// The rapier world itself (for queries: the character bench).
+    #[must_use]
+    pub fn physics_world(&self) -> &PhysicsWorld {
+        &self.world
+    }
+
     /// Number of rigid bodies.
     #[must_use]
     pub fn body_count(&self) -> usize {

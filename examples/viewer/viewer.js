@@ -233,13 +233,41 @@ async function main() {
     $('hud').textContent = `step ${fr.step}  bodies ${nb}  contact points ${fr.contactCount}${ms}`;
     drawFrameStrip();
     requestTrace(f);
+    follow(f);
   }
 
-  // Frame the bodies that move (or everything, if nothing does) at the start frame.
+  // `?follow=N`: the camera keeps its offset from body N (a character), moving with it.
+  const followParam = params.get('follow');
+  const followed = followParam === null ? -1 : bodies.findIndex((b) => b.index === parseInt(followParam, 10));
+  const followedAt = new THREE.Vector3();
+  let following = false;
+  function follow(f) {
+    if (followed < 0) return;
+    const o = (f * nb + followed) * POSE;
+    if (Number.isNaN(poses[o])) return;
+    const at = new THREE.Vector3(poses[o], poses[o + 1], poses[o + 2]);
+    if (following) {
+      const d = at.clone().sub(followedAt);
+      controls.target.add(d);
+      camera.position.add(d);
+    } else {
+      controls.target.copy(at);
+      following = true;
+    }
+    followedAt.copy(at);
+  }
+
+  // Frame the bodies that move (or everything, if nothing does) at the start frame; the
+  // followed body and 8 m around it when there is one.
   function fitCamera(f) {
     const box = new THREE.Box3();
+    if (followed >= 0) {
+      const o = (f * nb + followed) * POSE;
+      const c = new THREE.Vector3(poses[o], poses[o + 1], poses[o + 2]);
+      box.set(c.clone().subScalar(4), c.clone().addScalar(4));
+    }
     const dynamicOnly = bodies.some((b) => b.motion !== 0);
-    for (let i = 0; i < nb; i++) {
+    for (let i = 0; i < nb && followed < 0; i++) {
       if (dynamicOnly && bodies[i].motion === 0) continue;
       if (bodies[i].shape.kind === 'halfspace') continue;
       const o = (f * nb + i) * POSE;

@@ -24,16 +24,17 @@
 //!
 //! | layer | modules | what they hold |
 //! |---|---|---|
-//! | game-level parts | [`game`] | the game loop: a [`FixedStep`](game::FixedStep) clock and a [`Presentation`](game::Presentation) of every body interpolated between the last two steps |
-//! | the user's surface | [`world`] | [`World`](world::World): stepping (blocking, or beside the caller with [`step_async`](world::step_async)), creating and removing bodies and joints, reading and setting them ([`body_view`]), reading contacts ([`contact_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
+//! | game-level parts | [`game`], [`character`] | the game loop: a [`FixedStep`](game::FixedStep) clock and a [`Presentation`](game::Presentation) of every body interpolated between the last two steps; a kinematic [`CharacterController`](character::CharacterController) (one, or a batch in parallel with [`update_characters`](character::update_characters)) and a [`RigidCharacter`](character::RigidCharacter) |
+//! | the user's surface | [`world`] | [`World`](world::World): stepping (blocking, or beside the caller with [`step_async`](world::step_async)), creating and removing bodies and joints, reading and setting them ([`body_view`]), reading contacts ([`contact_view`]), events ([`event_queue`]), ray and shape queries ([`ray`], [`shape_query`]; one layer down on a [`SceneQuery`](query::SceneQuery) that jobs and step listeners hold too), the hooks' setters, materials, [`snapshot`]s, recordings, [`debug_draw`] |
 //! | the step | `step` (private) | the step as a joule-graph graph of the stages below, its [`listener`]s (user code before and after) and its trace ([`STAGES`]) |
 //! | the stages | [`collision`], [`dynamics`], [`settings`] | [`broad_phase`], [`narrow_phase`], [`ccd`], broad-phase [`query`]; the [`constraint_graph`], [`island`]s and sleeping, the [`solver`]; the settings they read |
 //! | the data | [`body`], [`shape`], [`joint`], [`contact`], [`material`], [`events`], [`error`] | bodies (with their [`filter`]s, [`mass`] properties and locked axes), shapes, joint descriptions and states, contacts and the [`hooks`] that modify them, surface materials, event records, typed errors |
 //! | geometry | [`geometry`], [`math`] | bounding boxes ([`aabb`]), support maps ([`support`]), the [`dynamic_tree`]; glam's types |
 //!
 //! The game-level parts sit above the world and use only its public surface, as a game
-//! does: [`game`] (the fixed-step clock and the interpolated presentation); the character
-//! controller and networking will join it. Everyday code needs only [`prelude`].
+//! does: [`game`] (the fixed-step clock and the interpolated presentation) and
+//! [`character`] (character controllers over the world's queries); networking will join
+//! them. Everyday code needs only [`prelude`].
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -3,11 +3,14 @@
 //!
 //! A character does not see the others move during the batch (each reads only the
 //! world), so the result does not depend on which thread planned which character, nor
-//! on the thread count. Characters are not bodies and do not block each other; give
-//! each a body of its own (a kinematic capsule moved to the character after the batch,
-//! excluded from its own queries) when they must.
+//! on the thread count. Characters block each other through their own bodies
+//! ([`CharacterController::attach_body`]): each sees the others' bodies where those
+//! characters stood after the last batch (the step in between brings each body there),
+//! stops a skin short of them, and two that walk into each other in the same batch are
+//! pushed apart by the next one's skin restore, in character order.
 
-use crate::character::controller::{CharacterController, CharacterError, CharacterInput};
+use crate::character::controller::CharacterController;
+use crate::character::desc::{CharacterError, CharacterInput};
 use crate::collision::query::QueryFilter;
 use crate::world::World;
 

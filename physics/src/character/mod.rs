@@ -51,13 +51,19 @@
 //! Everything runs in a fixed order on the character's own scratch (no allocation after
 //! the first updates), so the same inputs give bit-identical results. Many characters
 //! update in parallel with [`update_characters`].
+//!
+//! [`RigidCharacter`] is the alternative some games want (Jolt's `Character`): a dynamic
+//! capsule that cannot turn, steered by its velocity, that weighs on what it stands on.
 
 mod batch;
 mod controller;
+mod desc;
+mod rigid;
 mod slide;
 
 pub use batch::update_characters;
-pub use controller::{
-    CharacterController, CharacterDesc, CharacterError, CharacterGround, CharacterInput,
-    CharacterPush, GroundState,
+pub use controller::CharacterController;
+pub use desc::{
+    CharacterDesc, CharacterError, CharacterGround, CharacterInput, CharacterPush, GroundState,
 };
+pub use rigid::{RigidCharacter, RigidCharacterDesc};

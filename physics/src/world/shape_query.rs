@@ -5,7 +5,7 @@
 //! thread count).
 //!
 //! The queries themselves live one layer down, on
-//! [`SceneQuery`](crate::query::SceneQuery) (the rules for casts that start in contact
+//! [`SceneQuery`] (the rules for casts that start in contact
 //! are in [`collision::shape_query`](crate::collision::shape_query)): the world's methods
 //! here are that view of its bodies, which step listeners and jobs hold as well.
 

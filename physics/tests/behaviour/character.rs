@@ -634,3 +634,87 @@ fn a_sliding_box_pushes_a_character_that_allows_it() {
         }
     }
 }
+
+mod rigid {
+    use joule_physics::body::BodyDesc;
+    use joule_physics::body::mass::MassSpec;
+    use joule_physics::character::{
+        CharacterInput, GroundState, RigidCharacter, RigidCharacterDesc,
+    };
+    use joule_physics::math::Vec3;
+    use joule_physics::shape::Shape;
+    use joule_physics::world::World;
+
+    use super::{flat_world, slope, walk};
+    use crate::common::DT;
+
+    fn drive(w: &mut World, c: &mut RigidCharacter, input: CharacterInput, n: usize) {
+        for _ in 0..n {
+            c.update(w, DT, &input).unwrap();
+            w.step(DT);
+        }
+    }
+
+    #[test]
+    fn walks_at_the_commanded_speed_and_stays_upright_pushing_a_crate() {
+        let mut w = flat_world();
+        let crate_body = w
+            .create_body(&BodyDesc {
+                mass: MassSpec::Mass(10.0),
+                ..BodyDesc::dynamic(
+                    Shape::cuboid(Vec3::splat(0.4)).unwrap(),
+                    Vec3::new(4.0, 0.4, 0.2),
+                )
+            })
+            .unwrap();
+        let mut c = RigidCharacter::new(
+            &mut w,
+            RigidCharacterDesc::default(),
+            Vec3::new(0.0, 0.9, 0.0),
+        )
+        .unwrap();
+        drive(&mut w, &mut c, walk(Vec3::ZERO), 30);
+        assert_eq!(c.ground().state, GroundState::Grounded);
+        drive(&mut w, &mut c, walk(Vec3::new(2.0, 0.0, 0.0)), 30);
+        let a = w.position(c.body()).unwrap();
+        drive(&mut w, &mut c, walk(Vec3::new(2.0, 0.0, 0.0)), 30);
+        let b = w.position(c.body()).unwrap();
+        let vx = (b.x - a.x) / (30.0 * DT);
+        assert!((vx / 2.0 - 1.0).abs() < 0.02, "walks at {vx} m/s");
+        // Into the crate and past the time it takes to shove it along.
+        drive(&mut w, &mut c, walk(Vec3::new(2.0, 0.0, 0.0)), 120);
+        let crate_x = w.position(crate_body).unwrap().x;
+        assert!(crate_x > 6.0, "the crate was shoved: x = {crate_x}");
+        let q = w.rotation(c.body()).unwrap();
+        assert!(q.w.abs() > 0.99999, "still upright: {q}");
+    }
+
+    #[test]
+    fn stands_on_a_30_degree_slope_and_jumps() {
+        let mut w = flat_world();
+        slope(&mut w, Vec3::ZERO, 30.0, 10.0);
+        let x = 3.0;
+        let at = Vec3::new(x, x * 30f32.to_radians().tan() + 1.2, 0.0);
+        let mut c = RigidCharacter::new(&mut w, RigidCharacterDesc::default(), at).unwrap();
+        drive(&mut w, &mut c, walk(Vec3::ZERO), 60);
+        assert_eq!(c.ground().state, GroundState::Grounded);
+        let rest = w.position(c.body()).unwrap();
+        drive(&mut w, &mut c, walk(Vec3::ZERO), 300);
+        let crept = (w.position(c.body()).unwrap() - rest).length();
+        assert!(crept < 0.01, "crept {crept} m in 5 s");
+        // A 4 m/s jump rises about v²/2g = 0.82 m.
+        let before = w.position(c.body()).unwrap().y;
+        let jump = CharacterInput {
+            jump_speed: 4.0,
+            ..CharacterInput::default()
+        };
+        drive(&mut w, &mut c, jump, 1);
+        let mut top = before;
+        for _ in 0..60 {
+            drive(&mut w, &mut c, walk(Vec3::ZERO), 1);
+            top = top.max(w.position(c.body()).unwrap().y);
+        }
+        assert!((top - before - 0.82).abs() < 0.08, "rose {}", top - before);
+        assert_eq!(c.ground().state, GroundState::Grounded, "landed");
+    }
+}
