@@ -1,22 +1,19 @@
 //! The rigid-body character (see [`RigidCharacter`]).
 
 use crate::body::mass::MassSpec;
-use crate::body::{BodyDesc, BodyId};
+use crate::body::{BodyDesc, BodyId, LockedAxes};
 use crate::character::desc::{
     CharacterError, CharacterGround, CharacterInput, GroundState, check_vector,
 };
 use crate::character::slide::horizontal;
 use crate::collision::query::QueryFilter;
 use crate::collision::shape_query::ShapeContact;
-use crate::math::{Mat3A, Vec3, Vec3A};
-use crate::shape::{MassProperties, Shape};
+use crate::math::Vec3;
+use crate::shape::Shape;
 use crate::world::World;
 
 /// How far below the shape the ground probe reaches (m).
 const PROBE: f32 = 0.05;
-
-/// The inertia that stands in for locked rotation (kg·m²).
-const LOCKED_INERTIA: f32 = 1e9;
 
 /// A rigid-body character's settings. `Default`: the kinematic controller's capsule
 /// (half height 0.6, radius 0.3), 70 kg, 45° slopes, 40 m/s² of grip on the ground and
@@ -62,10 +59,8 @@ impl Default for RigidCharacterDesc {
 /// - on walkable ground, adds a force that cancels gravity's pull along the slope, so it
 ///   stands on slopes without creeping; jumps set the vertical speed.
 ///
-/// Rotation: locked axes on bodies are not in this build, so the body gets an inertia of
-/// 10⁹ kg·m² (it effectively cannot turn: a 1 kN shove 1 m off its centre turns it
-/// 10⁻⁶ rad/s per second) and its angular velocity is zeroed each update. When
-/// `LockedAxes` lands this becomes a lock of all three rotations.
+/// Rotation: the body's three rotations are locked ([`LockedAxes::ROTATION`]), so no
+/// shove, slope or edge tips it: its orientation keeps its bits for its whole life.
 #[derive(Clone, Debug)]
 pub struct RigidCharacter {
     desc: RigidCharacterDesc,
@@ -124,11 +119,8 @@ impl RigidCharacter {
         }
         let body = world
             .create_body(&BodyDesc {
-                mass: MassSpec::Properties(MassProperties {
-                    mass: desc.mass,
-                    center_of_mass: Vec3A::ZERO,
-                    inertia: Mat3A::from_diagonal(Vec3::splat(LOCKED_INERTIA)),
-                }),
+                mass: MassSpec::Mass(desc.mass),
+                locked_axes: LockedAxes::ROTATION,
                 friction: 0.0,
                 allow_sleep: false,
                 ..BodyDesc::dynamic(desc.shape.clone(), position)
@@ -216,9 +208,6 @@ impl RigidCharacter {
         }
         world
             .set_linear_velocity(self.body, new_v)
-            .map_err(CharacterError::Body)?;
-        world
-            .set_angular_velocity(self.body, Vec3::ZERO)
             .map_err(CharacterError::Body)?;
         Ok(())
     }
