@@ -87,6 +87,16 @@ pub enum PhysicsError {
         /// What the setting must be.
         expected: &'static str,
     },
+    /// A body setting (in `BodyDesc` or a runtime setter) was out of range; `field` names
+    /// it as `BodyDesc` spells it, `expected` says what it must be. Nothing is changed.
+    InvalidBodySetting {
+        /// The setting, as `BodyDesc` spells it (`"contact_force_threshold"`).
+        field: &'static str,
+        /// The value given.
+        value: f32,
+        /// What the setting must be.
+        expected: &'static str,
+    },
     /// `World::move_kinematic` was given a time step that is not finite and positive.
     /// Pass the `dt` of the step that follows, such as `1.0 / 60.0`.
     InvalidTimeStep(f32),
@@ -155,6 +165,11 @@ impl fmt::Display for PhysicsError {
                 value,
                 expected,
             } => write!(f, "world setting {field}: {value}, expected {expected}"),
+            PhysicsError::InvalidBodySetting {
+                field,
+                value,
+                expected,
+            } => write!(f, "body setting {field}: {value}, expected {expected}"),
             PhysicsError::InvalidTimeStep(dt) => {
                 write!(f, "time step {dt} s, expected a finite dt > 0")
             }

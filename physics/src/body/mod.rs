@@ -175,6 +175,12 @@ pub struct BodyDesc {
     pub motion_quality: MotionQuality,
     /// Free for the user (an entity id, say).
     pub user_data: u64,
+    /// Contact force events: a contact of this body reports a
+    /// [`ContactForceEvent`](crate::events::ContactForceEvent) for every step in which its
+    /// average normal force (the pair's total normal impulse over the step divided by the
+    /// step) exceeds this many newtons (>= 0, not NaN). A pair uses the lower of its two
+    /// bodies' thresholds. `f32::INFINITY`, the default, reports none.
+    pub contact_force_threshold: f32,
 }
 
 impl Default for BodyDesc {
@@ -206,6 +212,7 @@ impl Default for BodyDesc {
             allow_sleep: true,
             motion_quality: MotionQuality::Discrete,
             user_data: 0,
+            contact_force_threshold: f32::INFINITY,
         }
     }
 }
@@ -333,6 +340,8 @@ pub(crate) struct Body {
     pub allow_sleep: bool,
     pub motion_quality: MotionQuality,
     pub user_data: u64,
+    /// Newtons above which the body's contacts report force events (`INFINITY`: none).
+    pub contact_force_threshold: f32,
     /// Broad-phase proxy (none only while the body is being created).
     pub proxy: Option<BroadPhaseProxy>,
     /// Seconds the body has been slow enough to sleep.
@@ -433,6 +442,9 @@ pub(crate) struct Bodies {
     pub sets: Vec<BodySet>,
     pub(crate) free_sets: Vec<u32>,
     pub(crate) live: usize,
+    /// Live bodies with a finite contact force threshold: while none, the solver tallies
+    /// no step totals and no force events are looked for.
+    pub(crate) force_reporters: u32,
 }
 
 impl Default for Bodies {
@@ -443,6 +455,7 @@ impl Default for Bodies {
             sets: vec![BodySet::default(), BodySet::default()],
             free_sets: Vec::new(),
             live: 0,
+            force_reporters: 0,
         }
     }
 }
@@ -518,6 +531,7 @@ impl Bodies {
         body.set = set;
         body.local = self.sets[set as usize].sims.len() as u32;
         sim.body = index;
+        self.force_reporters += u32::from(body.contact_force_threshold.is_finite());
         self.sets[set as usize].sims.push(sim);
         if (index as usize) < self.bodies.len() {
             self.bodies[index as usize] = body;
@@ -541,6 +555,7 @@ impl Bodies {
         }
         let b = &mut self.bodies[id.index as usize];
         let removed = b.clone();
+        self.force_reporters -= u32::from(removed.contact_force_threshold.is_finite());
         b.alive = false;
         b.generation = b.generation.wrapping_add(1);
         self.free.push(id.index);

@@ -5,6 +5,7 @@
 
 mod body_api;
 pub mod body_view;
+pub mod contact_force;
 pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
@@ -178,6 +179,7 @@ impl World {
         if !material_ok {
             return Err(PhysicsError::InvalidMaterial);
         }
+        crate::world::contact_force::validate_threshold(desc.contact_force_threshold)?;
         if desc.layer >= self.desc.layers.count() {
             return Err(PhysicsError::InvalidLayer(desc.layer));
         }
@@ -231,6 +233,7 @@ impl World {
                 desc.motion_quality
             },
             user_data: desc.user_data,
+            contact_force_threshold: desc.contact_force_threshold,
             proxy: None,
             sleep_time: 0.0,
             force: Vec3A::ZERO,

@@ -10,6 +10,7 @@ mod broad_phase;
 mod ccd;
 mod common;
 mod composite_shapes;
+mod contact_forces;
 mod contact_modification;
 mod contacts;
 mod debug_draw;

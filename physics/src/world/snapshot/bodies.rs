@@ -73,6 +73,8 @@ pub(super) fn write_bodies(w: &mut Writer, bodies: &Bodies) {
         sets,
         free_sets,
         live: _,
+        // Derived: counted again from the bodies on restore.
+        force_reporters: _,
     } = bodies;
     let hulls = HullTable::collect(bodies);
     w.count(hulls.hulls.len());
@@ -132,12 +134,17 @@ pub(super) fn read_bodies(
     }
     let free_sets = read_indices(r)?;
     let live = slots.iter().filter(|b| b.alive).count();
+    let force_reporters = slots
+        .iter()
+        .filter(|b| b.alive && b.contact_force_threshold.is_finite())
+        .count() as u32;
     let bodies = Bodies {
         bodies: slots,
         free,
         sets,
         free_sets,
         live,
+        force_reporters,
     };
     check_links(&bodies)?;
     Ok(bodies)
@@ -248,6 +255,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         allow_sleep,
         motion_quality,
         user_data,
+        contact_force_threshold,
         proxy,
         sleep_time,
         force,
@@ -291,6 +299,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         MotionQuality::LinearCast => 1,
     });
     w.u64(*user_data);
+    w.f32(*contact_force_threshold);
     // A body without a shape has no proxy.
     w.bool(proxy.is_some());
     if let Some(proxy) = proxy {
@@ -365,6 +374,11 @@ fn read_body(
         _ => return Err(SnapshotError::Corrupt("unknown motion quality")),
     };
     let user_data = r.u64()?;
+    let contact_force_threshold = r.f32()?;
+    check(
+        contact_force_threshold >= 0.0,
+        "a contact force threshold is negative or NaN",
+    )?;
     let proxy = if r.bool()? {
         let proxy = read_proxy(r)?;
         check(
@@ -405,6 +419,7 @@ fn read_body(
         allow_sleep,
         motion_quality,
         user_data,
+        contact_force_threshold,
         proxy,
         sleep_time,
         force,
@@ -442,6 +457,7 @@ fn dead_body(generation: u32) -> Body {
         allow_sleep: false,
         motion_quality: MotionQuality::Discrete,
         user_data: 0,
+        contact_force_threshold: f32::INFINITY,
         proxy: None,
         sleep_time: 0.0,
         force: Vec3A::ZERO,
