@@ -72,7 +72,9 @@ impl ContactEvent {
 ///
 /// The impulses are the solver's totals over the step's substeps, bounces included: a
 /// box of mass `m` resting on the ground reports `m g dt`, a ball that lands at speed `v`
-/// with restitution `e` about `m (1 + e) v` (plus its weight over the step).
+/// with restitution `e` about `m (1 + e) v` (plus its weight over the step). A landing
+/// that speculative points stop a few centimetres short reports its force in the step
+/// that stopped it, which can be the step before its begin event (see [`ContactEvent`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactForceEvent {
     /// The body with the lower id.

@@ -244,3 +244,37 @@ fn force_events_are_the_same_at_any_thread_count_and_survive_a_snapshot() {
         );
     }
 }
+
+#[test]
+fn a_resting_ball_reports_its_weight_too() {
+    // One-point manifolds share bundles with others of their point count: the tallies
+    // and the contact view agree there too.
+    let mut w = world(1);
+    let g = ground(&mut w, 0.5);
+    let r = 0.5f32;
+    let mass = 1000.0 * 4.0 / 3.0 * std::f32::consts::PI * r * r * r;
+    let ball = w
+        .create_body(
+            &BodyDesc::dynamic(Shape::sphere(r).unwrap(), Vec3::Y * r)
+                .allow_sleep(false)
+                .contact_force_threshold(0.98 * mass * G),
+        )
+        .unwrap();
+    let steps = per_step(&mut w, 120);
+    for (k, events) in steps.iter().enumerate() {
+        assert_eq!(events.len(), 1, "step {k}");
+        let e = events[0];
+        assert_eq!((e.body_a, e.body_b), (g, ball));
+        assert!(
+            (e.normal_impulse - mass * G * DT).abs() < 0.01 * mass * G * DT,
+            "step {k}: {e:?}, expected {}",
+            mass * G * DT
+        );
+    }
+    let view = w.contact(g, ball).unwrap().expect("resting");
+    let held: f32 = view.points().map(|p| p.normal_impulse).sum();
+    assert!(
+        (held - mass * G * DT).abs() < 0.01 * mass * G * DT,
+        "the contact view reads the same push: {held}"
+    );
+}
