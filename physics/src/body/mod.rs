@@ -239,8 +239,9 @@ impl BodyDesc {
         }
     }
 
-    /// A static body with no shape at `position`: an anchor for joints, never collided
-    /// with or hit by queries.
+    /// A static body with no shape at `position`, unrotated: an anchor for joints, never
+    /// collided with or hit by queries. [`BodyDesc::anchor_at`] gives it a rotation too
+    /// (a joint frame given in the anchor's local axes turns with it).
     #[must_use]
     pub fn anchor(position: Vec3) -> Self {
         Self {
@@ -248,6 +249,26 @@ impl BodyDesc {
             motion_type: MotionType::Fixed,
             shapeless: true,
             ..Self::default()
+        }
+    }
+
+    /// A static body with no shape at `position`, turned by the unit `rotation`: an
+    /// anchor for joints whose frames are given in its local axes.
+    ///
+    /// ```
+    /// use joule_physics::prelude::*;
+    ///
+    /// let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+    /// let tilt = Quat::from_rotation_z(0.3);
+    /// let anchor = world.create_body(&BodyDesc::anchor_at(Vec3::new(0.0, 2.0, 0.0), tilt))?;
+    /// assert_eq!(world.body(anchor)?.rotation(), tilt);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn anchor_at(position: Vec3, rotation: Quat) -> Self {
+        Self {
+            rotation,
+            ..Self::anchor(position)
         }
     }
 

@@ -254,12 +254,18 @@ impl Shape {
         )?)))
     }
 
-    /// A heightfield (see [`HeightField::new`]).
+    /// A heightfield of `nx × nz` samples `cell.x` apart along X and `cell.y` apart along
+    /// Z, **centred on the body's origin**, with `heights` (a slice, or a `Vec` moved in)
+    /// stored **row by row, X fastest**: sample `(i, j)` is at
+    /// `x = (i - (nx - 1) / 2) cell.x`, `y = heights[j nx + i]`,
+    /// `z = (j - (nz - 1) / 2) cell.y`. `holes`, when given, has one flag per cell, in the
+    /// same order. See [`HeightField`] for the triangles and an example, and
+    /// [`HeightField::new`] for the errors.
     pub fn height_field(
         nx: u32,
         nz: u32,
         cell: crate::math::Vec2,
-        heights: Vec<f32>,
+        heights: impl Into<Vec<f32>>,
         holes: Option<&[bool]>,
     ) -> Result<Shape, ShapeError> {
         Ok(Shape::HeightField(Arc::new(HeightField::new(
@@ -292,7 +298,7 @@ impl Shape {
             }
             Shape::HeightField(h) => {
                 let (nx, nz) = h.sample_counts();
-                let heights = h.heights().iter().map(|y| y * scale.y).collect();
+                let heights: Vec<f32> = h.heights().iter().map(|y| y * scale.y).collect();
                 let cells = (nx - 1) * (nz - 1);
                 let holes: Vec<bool> = (0..cells)
                     .map(|c| h.is_hole(c % (nx - 1), c / (nx - 1)))

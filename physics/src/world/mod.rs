@@ -720,7 +720,10 @@ impl World {
     }
 
     /// The closest body hit by the ray from `origin` along `direction` (whose length is
-    /// the ray's length), if any.
+    /// the ray's length), if any: the older form of [`World::ray_cast`], which takes the
+    /// ray as one [`Ray`](crate::ray::Ray) value and is the one to use
+    /// (`world.ray_cast(&Ray::new(origin, direction, 1.0), filter)` is this call, with
+    /// `toi` for `fraction`).
     pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
         if !origin.is_finite() || !direction.is_finite() {
             return None;
@@ -734,7 +737,8 @@ impl World {
         )
     }
 
-    /// Every body hit by the ray, closest first.
+    /// Every body hit by the ray, closest first: the older form of
+    /// [`World::ray_cast_all`].
     #[must_use]
     pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
         let mut out = Vec::new();
