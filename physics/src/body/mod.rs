@@ -57,6 +57,14 @@ pub struct BodyId {
     generation: u32,
 }
 
+/// `body 2 (generation 0)`: the slot index and the generation, as error messages show
+/// an id.
+impl std::fmt::Display for BodyId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "body {} (generation {})", self.index, self.generation)
+    }
+}
+
 impl BodyId {
     /// The id of slot `index` at `generation` (for restoring saved state).
     pub(crate) fn new(index: u32, generation: u32) -> Self {

@@ -90,8 +90,19 @@ impl HeightField {
         holes: Option<&[bool]>,
     ) -> Result<Self, ShapeError> {
         let heights = heights.into();
-        if nx < 2 || nz < 2 || heights.len() as u64 != u64::from(nx) * u64::from(nz) {
-            return Err(ShapeError::WrongCount);
+        if nx < 2 || nz < 2 {
+            return Err(ShapeError::WrongCount {
+                list: "samples per side (nx, nz; at least)",
+                expected: 2,
+                actual: u64::from(nx.min(nz)),
+            });
+        }
+        if heights.len() as u64 != u64::from(nx) * u64::from(nz) {
+            return Err(ShapeError::WrongCount {
+                list: "heights (nx * nz)",
+                expected: u64::from(nx) * u64::from(nz),
+                actual: heights.len() as u64,
+            });
         }
         if !cell.is_finite() || heights.iter().any(|h| !h.is_finite()) {
             return Err(ShapeError::NonFinite);
@@ -102,7 +113,13 @@ impl HeightField {
         let cells = (nx as usize - 1) * (nz as usize - 1);
         let holes = match holes {
             None => Vec::new(),
-            Some(h) if h.len() != cells => return Err(ShapeError::WrongCount),
+            Some(h) if h.len() != cells => {
+                return Err(ShapeError::WrongCount {
+                    list: "holes ((nx - 1) * (nz - 1), one per cell)",
+                    expected: cells as u64,
+                    actual: h.len() as u64,
+                });
+            }
             Some(h) => {
                 let mut bits = vec![0u64; cells.div_ceil(64)];
                 for (c, _) in h.iter().enumerate().filter(|(_, x)| **x) {

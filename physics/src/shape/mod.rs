@@ -72,8 +72,15 @@ pub enum ShapeError {
     DegenerateTriangle(u32),
     /// A list has the wrong length: heightfield samples other than `nx * nz` (or fewer
     /// than 2 per side), hole flags other than one per cell, materials other than one per
-    /// triangle.
-    WrongCount,
+    /// triangle. `list` names it.
+    WrongCount {
+        /// The list, with what its length must match (`"heights (nx * nz)"`).
+        list: &'static str,
+        /// The length it must have.
+        expected: u64,
+        /// The length it has.
+        actual: u64,
+    },
     /// [`Shape::scaled`] takes meshes and heightfields only. Build other shapes at the
     /// size you need.
     NotScalable,
@@ -82,20 +89,47 @@ pub enum ShapeError {
 impl std::fmt::Display for ShapeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = match self {
-            ShapeError::NonFinite => "a size, point or normal is NaN or infinite",
-            ShapeError::NonPositiveSize => "sizes must be positive",
-            ShapeError::TooFewPoints => "a convex hull needs at least 4 distinct points",
-            ShapeError::Degenerate => "the points are collinear or coplanar",
-            ShapeError::NonPositiveDensity => "density must be finite and positive",
-            ShapeError::InfiniteShape => "a half-space, mesh or heightfield has no finite mass",
-            ShapeError::Empty => "a mesh or compound needs at least one part",
-            ShapeError::NonConvexChild => "compound children must be convex",
-            ShapeError::IndexOutOfRange(t) => {
-                return write!(f, "triangle {t} has an index out of range");
+            ShapeError::NonFinite => {
+                "size, point or normal: expected finite components, got a NaN or infinite one"
             }
-            ShapeError::DegenerateTriangle(t) => return write!(f, "triangle {t} is degenerate"),
-            ShapeError::WrongCount => "a list has the wrong number of entries",
-            ShapeError::NotScalable => "only meshes and heightfields can be scaled",
+            ShapeError::NonPositiveSize => {
+                "radius, half extent, half height or cell size: expected > 0, got zero or less"
+            }
+            ShapeError::TooFewPoints => {
+                "convex hull points: expected at least 4 distinct points, got fewer"
+            }
+            ShapeError::Degenerate => {
+                "convex hull points: expected points spanning 3D, got collinear or coplanar ones"
+            }
+            ShapeError::NonPositiveDensity => "density: expected a finite value > 0",
+            ShapeError::InfiniteShape => {
+                "shape: expected a finite shape to compute a mass, got a half-space, mesh or \
+                 heightfield"
+            }
+            ShapeError::Empty => "triangles or children: expected at least one, got an empty list",
+            ShapeError::NonConvexChild => {
+                "compound child: expected a convex shape (sphere, box, capsule, cylinder, hull)"
+            }
+            ShapeError::IndexOutOfRange(t) => {
+                return write!(
+                    f,
+                    "triangle {t}: expected vertex indices below the vertex count, got one past it"
+                );
+            }
+            ShapeError::DegenerateTriangle(t) => {
+                return write!(
+                    f,
+                    "triangle {t}: expected three distinct, non-collinear vertices"
+                );
+            }
+            ShapeError::WrongCount {
+                list,
+                expected,
+                actual,
+            } => return write!(f, "{list}: expected {expected} entries, got {actual}"),
+            ShapeError::NotScalable => {
+                "shape to scale: expected a mesh or heightfield (build others at their size)"
+            }
         };
         f.write_str(s)
     }

@@ -164,21 +164,7 @@ impl World {
         validate_rotation(desc.rotation)?;
         validate_vector(desc.linear_velocity)?;
         validate_vector(desc.angular_velocity)?;
-        let material_ok = desc.friction.is_finite()
-            && desc.friction >= 0.0
-            && (0.0..=1.0).contains(&desc.restitution)
-            && rolling_ok(desc.rolling_friction)
-            && rolling_ok(desc.spinning_friction)
-            && desc.linear_damping.is_finite()
-            && desc.linear_damping >= 0.0
-            && desc.angular_damping.is_finite()
-            && desc.angular_damping >= 0.0
-            && desc.gravity_scale.is_finite()
-            && desc.max_linear_speed > 0.0
-            && desc.max_angular_speed > 0.0;
-        if !material_ok {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        validate_body_materials(desc)?;
         crate::world::contact_force::validate_threshold(desc.contact_force_threshold)?;
         if desc.layer >= self.desc.layers.count() {
             return Err(PhysicsError::InvalidLayer(desc.layer));
@@ -821,7 +807,61 @@ impl World {
     }
 }
 
-/// Whether a rolling or spinning resistance length is usable (finite, >= 0).
-fn rolling_ok(b: f32) -> bool {
-    b.is_finite() && b >= 0.0
+/// Checks a description's material, damping and speed-limit values, naming the first one
+/// out of range ([`PhysicsError::InvalidMaterial`]).
+fn validate_body_materials(desc: &BodyDesc) -> Result<(), PhysicsError> {
+    use crate::material::{LENGTH_RANGE, SurfaceMaterial, check_material};
+    SurfaceMaterial {
+        friction: desc.friction,
+        restitution: desc.restitution,
+    }
+    .validate()?;
+    let finite_non_negative = |x: f32| x.is_finite() && x >= 0.0;
+    for (field, value, expected, ok) in [
+        (
+            "rolling_friction",
+            desc.rolling_friction,
+            LENGTH_RANGE,
+            finite_non_negative as fn(f32) -> bool,
+        ),
+        (
+            "spinning_friction",
+            desc.spinning_friction,
+            LENGTH_RANGE,
+            finite_non_negative,
+        ),
+        (
+            "linear_damping",
+            desc.linear_damping,
+            "a finite rate >= 0 (1/s)",
+            finite_non_negative,
+        ),
+        (
+            "angular_damping",
+            desc.angular_damping,
+            "a finite rate >= 0 (1/s)",
+            finite_non_negative,
+        ),
+        (
+            "gravity_scale",
+            desc.gravity_scale,
+            "a finite factor",
+            f32::is_finite,
+        ),
+        (
+            "max_linear_speed",
+            desc.max_linear_speed,
+            "a speed > 0 (m/s)",
+            |x| x > 0.0,
+        ),
+        (
+            "max_angular_speed",
+            desc.max_angular_speed,
+            "a speed > 0 (rad/s)",
+            |x| x > 0.0,
+        ),
+    ] {
+        check_material(field, value, expected, ok)?;
+    }
+    Ok(())
 }

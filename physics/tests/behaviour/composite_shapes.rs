@@ -296,15 +296,27 @@ fn bad_composite_input_is_a_typed_error() {
     );
     assert_eq!(
         Shape::triangle_mesh(&v, &[[0, 1, 2]], Some(&[1, 2])).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "materials (one per triangle)",
+            expected: 1,
+            actual: 2
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::ONE, vec![0.0; 8], None).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "heights (nx * nz)",
+            expected: 9,
+            actual: 8
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::ONE, vec![0.0; 9], Some(&[false; 3])).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "holes ((nx - 1) * (nz - 1), one per cell)",
+            expected: 4,
+            actual: 3
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::new(1.0, 0.0), vec![0.0; 9], None).unwrap_err(),

@@ -16,6 +16,7 @@ mod contacts;
 mod debug_draw;
 mod determinism;
 mod embed;
+mod error_messages;
 mod events;
 mod forces;
 mod free_fall;
