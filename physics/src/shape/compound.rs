@@ -166,7 +166,7 @@ impl Compound {
             {
                 best = Some(ShapeRayHit {
                     fraction: h.fraction,
-                    normal: c.pose.transform_vector(h.normal),
+                    normal: c.pose.transform_vector(h.normal.into()).into(),
                 });
                 part = i;
             }

@@ -426,7 +426,13 @@ impl HeightField {
         }
         best.map(|(fraction, t)| {
             let normal = self.triangle_vertices(t).normal_against(d);
-            (ShapeRayHit { fraction, normal }, t)
+            (
+                ShapeRayHit {
+                    fraction,
+                    normal: normal.into(),
+                },
+                t,
+            )
         })
     }
 }

@@ -190,7 +190,13 @@ impl TriangleMesh {
         });
         best.map(|(fraction, t)| {
             let normal = self.triangle(t).normal_against(d);
-            (ShapeRayHit { fraction, normal }, t)
+            (
+                ShapeRayHit {
+                    fraction,
+                    normal: normal.into(),
+                },
+                t,
+            )
         })
     }
 }

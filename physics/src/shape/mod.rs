@@ -177,7 +177,7 @@ pub struct ShapeRayHit {
     /// Fraction of the ray at the hit.
     pub fraction: f32,
     /// Unit outward normal at the hit (for a ray starting inside: minus the direction).
-    pub normal: Vec3A,
+    pub normal: Vec3,
 }
 
 /// A collision shape.
@@ -478,8 +478,14 @@ impl Shape {
 
     /// Casts the ray `origin + t * dir`, `t` in `[0, max_fraction]`, in the shape's frame.
     #[must_use]
-    pub fn cast_ray(&self, origin: Vec3A, dir: Vec3A, max_fraction: f32) -> Option<ShapeRayHit> {
-        self.cast_ray_part(origin, dir, max_fraction).map(|h| h.0)
+    pub fn cast_ray(
+        &self,
+        origin: impl Into<Vec3A>,
+        dir: impl Into<Vec3A>,
+        max_fraction: f32,
+    ) -> Option<ShapeRayHit> {
+        self.cast_ray_part(origin.into(), dir.into(), max_fraction)
+            .map(|h| h.0)
     }
 
     /// [`Self::cast_ray`] with the part hit: the compound child's index, the mesh or
