@@ -8,7 +8,8 @@
 //!
 //! The events are in [`World::events`] (`forces`, sorted by body ids) after each step,
 //! and in the event queue as [`EventKind::ContactForce`](crate::event_queue::EventKind::ContactForce).
-//! A world where no body has a threshold does no work for them.
+//! A world where no body has a threshold tallies nothing and looks for no events (the
+//! contact bundles are a little larger either way: `benches/RESULTS.md`).
 //!
 //! ```
 //! use joule_physics::prelude::*;
