@@ -4,6 +4,10 @@
 //!
 //! `cargo run --release -p joule-examples --example pyramid -- --threads 1 --steps 300 --scene pyramid_big`
 //!
+//! `--force-events` gives every body a contact force threshold of its own weight, so the
+//! solver tallies every contact's step totals and the step reports force events (their
+//! count is printed): what contact force events cost.
+//!
 //! `--record FILE` also writes a recording of every step (poses, sleep/island state,
 //! contacts and each step's job trace) to play in the viewer:
 //! `cargo run --release -p joule-examples --example view -- FILE`. Recording steps with
@@ -21,6 +25,7 @@ struct Args {
     steps: Option<usize>,
     scene: SceneKind,
     record: Option<String>,
+    force_events: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -29,6 +34,7 @@ fn parse_args() -> Result<Args, String> {
         steps: None,
         scene: SceneKind::PyramidBig,
         record: None,
+        force_events: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -51,9 +57,10 @@ fn parse_args() -> Result<Args, String> {
                 ))?;
             }
             "--record" => args.record = Some(value()?),
+            "--force-events" => args.force_events = true,
             "--help" | "-h" => {
                 return Err(
-                    "usage: pyramid [--threads N] [--steps M] [--scene NAME] [--record FILE]"
+                    "usage: pyramid [--threads N] [--steps M] [--scene NAME] [--record FILE] [--force-events]"
                         .into(),
                 );
             }
@@ -78,6 +85,15 @@ fn main() {
     };
     let mut world = World::new(desc, jobs);
     let scene = scenes::build(args.scene, &mut world).expect("scene builds");
+    if args.force_events {
+        let weights: Vec<_> = world.bodies().map(|b| (b.id(), b.mass() * 9.81)).collect();
+        for (id, weight) in weights {
+            world
+                .set_contact_force_threshold(id, weight)
+                .expect("a live body");
+        }
+    }
+    let mut force_events = 0usize;
     let (warmup, timed) = args.scene.run_lengths();
     let timed = args.steps.unwrap_or(timed);
     println!(
@@ -117,6 +133,10 @@ fn main() {
         let t = Instant::now();
         step(&mut world);
         times.push(t.elapsed().as_secs_f64() * 1e3);
+        force_events += world.events().forces.len();
+    }
+    if args.force_events {
+        println!("contact force events: {force_events} in {timed} steps");
     }
     if let (Some(r), Some(path)) = (recorder.take(), &args.record) {
         r.finish().expect("flush the recording");

@@ -35,8 +35,18 @@ pub enum PhysicsError {
     /// may have been reused by another body. Drop stale ids when you remove bodies.
     StaleBodyId(BodyId),
     /// A material value was out of range: friction must be finite and >= 0, restitution in
-    /// [0, 1], damping finite and >= 0, gravity scale finite.
-    InvalidMaterial,
+    /// [0, 1], rolling and spinning lengths finite and >= 0, damping finite and >= 0,
+    /// gravity scale finite, speed limits > 0. `field` names it as `BodyDesc` (or the
+    /// material struct) spells it.
+    InvalidMaterial {
+        /// The value, as `BodyDesc` spells it (`"friction"`, `"restitution"`,
+        /// `"linear_damping"`, ...).
+        field: &'static str,
+        /// The value given.
+        value: f32,
+        /// What it must be.
+        expected: &'static str,
+    },
     /// The body's object layer is not below `WorldDesc::layers.count()`. Add the layer to
     /// the table or use an existing one.
     InvalidLayer(u16),
@@ -54,7 +64,13 @@ pub enum PhysicsError {
     /// limit whose lower end lies above its upper end, a spring or motor with a
     /// non-positive frequency or a negative force limit, an angle out of range, a negative
     /// break threshold, or the same body on both sides. Fix the named value.
-    InvalidJoint,
+    InvalidJoint {
+        /// The value, as `JointDesc` spells it (`"frame_a"`, `"break_force"`, `"kind"`,
+        /// ...; `"anchor"` or `"axis"` for `World::joint_frames_at`).
+        field: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
     /// The id refers to a joint that was removed (or broke and was removed, or never
     /// existed in this world). Drop stale joint ids when you remove joints or bodies.
     StaleJointId(JointId),
@@ -148,44 +164,73 @@ pub enum PhysicsError {
 impl fmt::Display for PhysicsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PhysicsError::NonFinitePosition => {
-                write!(f, "position has a NaN or infinite component")
-            }
-            PhysicsError::NonFiniteRotation => {
-                write!(f, "rotation has a NaN or infinite component")
-            }
-            PhysicsError::NonNormalizedRotation => write!(f, "rotation is not a unit quaternion"),
-            PhysicsError::NonFiniteVelocity => {
-                write!(
-                    f,
-                    "velocity, force or impulse has a NaN or infinite component"
-                )
-            }
-            PhysicsError::InvalidShape(e) => write!(f, "invalid shape: {e}"),
-            PhysicsError::NonPositiveDensity => {
-                write!(f, "a dynamic body needs a positive, finite density")
-            }
-            PhysicsError::InfiniteShapeOnMovingBody => {
-                write!(f, "half-space shapes can only be used by static bodies")
-            }
-            PhysicsError::StaleBodyId(id) => write!(f, "body id {id:?} is stale or unknown"),
-            PhysicsError::InvalidMaterial => write!(
+            PhysicsError::NonFinitePosition => write!(
                 f,
-                "friction, restitution, damping or gravity scale out of range"
+                "position: expected finite components, got a NaN or infinite one"
             ),
-            PhysicsError::InvalidLayer(l) => {
-                write!(f, "object layer {l} is not in the layer table")
-            }
-            PhysicsError::TooManyBodies => write!(f, "too many bodies"),
-            PhysicsError::WrongMotionType => {
-                write!(f, "operation not valid for this body's motion type")
-            }
+            PhysicsError::NonFiniteRotation => write!(
+                f,
+                "rotation: expected finite components, got a NaN or infinite one"
+            ),
+            PhysicsError::NonNormalizedRotation => write!(
+                f,
+                "rotation: expected a unit quaternion (length 1 within 1e-3), got another \
+                 length (call normalize() on it)"
+            ),
+            PhysicsError::NonFiniteVelocity => write!(
+                f,
+                "velocity, force, torque or impulse: expected finite components, got a NaN \
+                 or infinite one"
+            ),
+            PhysicsError::InvalidShape(e) => write!(f, "shape: {e}"),
+            PhysicsError::NonPositiveDensity => write!(
+                f,
+                "density (or mass): expected a finite value > 0 for a dynamic body, got zero, \
+                 a negative or a non-finite one"
+            ),
+            PhysicsError::InfiniteShapeOnMovingBody => write!(
+                f,
+                "shape: expected a finite shape for a moving body, got a half-space (static \
+                 bodies only)"
+            ),
+            PhysicsError::StaleBodyId(id) => write!(
+                f,
+                "body id: expected a live body of this world, got {id}, which was removed \
+                 or never existed"
+            ),
+            PhysicsError::InvalidMaterial {
+                field,
+                value,
+                expected,
+            } => write!(f, "{field}: expected {expected}, got {value}"),
+            PhysicsError::InvalidLayer(l) => write!(
+                f,
+                "layer: expected an object layer below WorldDesc::layers.count(), got {l}"
+            ),
+            PhysicsError::TooManyBodies => write!(
+                f,
+                "body count: expected fewer than {} bodies, the world is full",
+                u32::MAX - 1
+            ),
+            PhysicsError::WrongMotionType => write!(
+                f,
+                "motion type: expected a moving body (dynamic for forces and impulses), got a \
+                 static or kinematic one"
+            ),
             PhysicsError::InvalidMassProperties => write!(
                 f,
-                "mass properties out of range (mass > 0, inertia positive definite, finite centre)"
+                "mass properties: expected mass > 0, a symmetric positive definite inertia \
+                 and a finite centre of mass (a shapeless dynamic body needs \
+                 MassSpec::Properties), got values out of range"
             ),
-            PhysicsError::InvalidJoint => write!(f, "invalid joint description"),
-            PhysicsError::StaleJointId(id) => write!(f, "joint id {id:?} is stale or unknown"),
+            PhysicsError::InvalidJoint { field, expected } => {
+                write!(f, "joint {field}: expected {expected}")
+            }
+            PhysicsError::StaleJointId(id) => write!(
+                f,
+                "joint id: expected a live joint of this world, got {id}, which was removed \
+                 or never existed"
+            ),
             PhysicsError::SnapshotStructureChanged => write!(
                 f,
                 "dynamic snapshot: taken from another world structure (empty, another \
@@ -193,7 +238,8 @@ impl fmt::Display for PhysicsError {
             ),
             PhysicsError::NotPresented(id) => write!(
                 f,
-                "body {id:?} is not in the presentation's last recorded step"
+                "presented body: expected a body of the last recorded step, got {id}, which \
+                 was created after it or removed before it"
             ),
             PhysicsError::InvalidFixedStep {
                 dt,
@@ -207,40 +253,37 @@ impl fmt::Display for PhysicsError {
                 field,
                 value,
                 expected,
-            } => write!(f, "world setting {field}: {value}, expected {expected}"),
+            } => write!(f, "world setting {field}: expected {expected}, got {value}"),
             PhysicsError::InvalidBodySetting {
                 field,
                 value,
                 expected,
-            } => write!(f, "body setting {field}: {value}, expected {expected}"),
+            } => write!(f, "{field}: expected {expected}, got {value}"),
             PhysicsError::InvalidBatchBody { index, error } => {
                 write!(f, "body {index} of the batch: {error}")
             }
             PhysicsError::NotACompound(id) => {
-                write!(
-                    f,
-                    "body {id:?}: shape is not a compound, expected a compound"
-                )
+                write!(f, "shape of {id}: expected a compound, got another shape")
             }
             PhysicsError::CompoundChildOutOfRange { index, count } => write!(
                 f,
-                "compound child index {index}, expected below the child count {count}"
+                "compound child index: expected below the child count {count}, got {index}"
             ),
             PhysicsError::InvalidJointSetting {
                 field,
                 value,
                 expected,
-            } => write!(f, "joint setting {field}: {value}, expected {expected}"),
+            } => write!(f, "joint setting {field}: expected {expected}, got {value}"),
             PhysicsError::WrongJointKind {
                 setting,
                 expected,
                 found,
             } => write!(
                 f,
-                "joint {setting}: the joint is a {found} joint, expected a {expected} joint"
+                "joint {setting}: expected a {expected} joint, got a {found} joint"
             ),
             PhysicsError::InvalidTimeStep(dt) => {
-                write!(f, "time step {dt} s, expected a finite dt > 0")
+                write!(f, "dt: expected a finite time step > 0 s, got {dt}")
             }
         }
     }

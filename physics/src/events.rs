@@ -65,6 +65,35 @@ impl ContactEvent {
     }
 }
 
+/// A contact that pushed harder than its bodies' force threshold in the last step
+/// (Rapier's `ContactForceEvent`): reported for every step in which the pair's average
+/// normal force, [`normal_impulse`](Self::normal_impulse) divided by the step, exceeds the
+/// lower of the two bodies' [`contact_force_threshold`](crate::body::BodyDesc::contact_force_threshold)s.
+///
+/// The impulses are the solver's totals over the step's substeps, bounces included: a
+/// box of mass `m` resting on the ground reports `m g dt`, a ball that lands at speed `v`
+/// with restitution `e` about `m (1 + e) v` (plus its weight over the step). A landing
+/// that speculative points stop a few centimetres short reports its force in the step
+/// that stopped it, which can be the step before its begin event (see [`ContactEvent`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactForceEvent {
+    /// The body with the lower id.
+    pub body_a: BodyId,
+    /// The body with the higher id.
+    pub body_b: BodyId,
+    /// The contact's world unit normal, from `body_a` towards `body_b`.
+    pub normal: Vec3,
+    /// The pair's total normal impulse over the step (N·s, >= 0), on `body_b` along
+    /// `normal` (`body_a` gets the opposite).
+    pub normal_impulse: f32,
+    /// The pair's total friction impulse over the step (N·s), on `body_b`, across the
+    /// normal (`body_a` gets the opposite).
+    pub friction_impulse: Vec3,
+    /// The average normal force over the step (N): `normal_impulse / dt`, what the
+    /// threshold is compared with.
+    pub normal_force: f32,
+}
+
 /// A body entering or leaving a sensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SensorEvent {
@@ -83,6 +112,8 @@ pub struct Events {
     pub contacts: Vec<ContactEvent>,
     /// Sensor events, sorted by (sensor, visitor).
     pub sensors: Vec<SensorEvent>,
+    /// Contact force events, sorted by (body_a, body_b).
+    pub forces: Vec<ContactForceEvent>,
 }
 
 impl Events {
@@ -90,6 +121,7 @@ impl Events {
     pub fn clear(&mut self) {
         self.contacts.clear();
         self.sensors.clear();
+        self.forces.clear();
     }
 
     /// Puts both buffers in their documented order.
@@ -98,5 +130,6 @@ impl Events {
             .sort_unstable_by_key(|e| (e.body_a, e.body_b, e.kind));
         self.sensors
             .sort_unstable_by_key(|e| (e.sensor, e.visitor, !e.begin));
+        self.forces.sort_unstable_by_key(|e| (e.body_a, e.body_b));
     }
 }

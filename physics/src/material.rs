@@ -78,7 +78,42 @@ impl SurfaceMaterial {
     /// Whether the values are in range (the same limits as `BodyDesc`).
     #[must_use]
     pub fn is_valid(&self) -> bool {
-        self.friction.is_finite() && self.friction >= 0.0 && (0.0..=1.0).contains(&self.restitution)
+        self.validate().is_ok()
+    }
+
+    /// [`PhysicsError::InvalidMaterial`] naming the first value out of range.
+    pub(crate) fn validate(&self) -> Result<(), PhysicsError> {
+        check_material("friction", self.friction, FRICTION_RANGE, |f| {
+            f.is_finite() && f >= 0.0
+        })?;
+        check_material("restitution", self.restitution, RESTITUTION_RANGE, |e| {
+            (0.0..=1.0).contains(&e)
+        })
+    }
+}
+
+/// What a friction coefficient must be.
+pub(crate) const FRICTION_RANGE: &str = "a finite coefficient >= 0";
+/// What a restitution must be.
+pub(crate) const RESTITUTION_RANGE: &str = "a value in [0, 1]";
+/// What a rolling or spinning resistance length must be.
+pub(crate) const LENGTH_RANGE: &str = "a finite length >= 0 (m)";
+
+/// `Ok` if `ok(value)`, else [`PhysicsError::InvalidMaterial`] naming `field`.
+pub(crate) fn check_material(
+    field: &'static str,
+    value: f32,
+    expected: &'static str,
+    ok: impl Fn(f32) -> bool,
+) -> Result<(), PhysicsError> {
+    if ok(value) {
+        Ok(())
+    } else {
+        Err(PhysicsError::InvalidMaterial {
+            field,
+            value,
+            expected,
+        })
     }
 }
 
@@ -98,9 +133,14 @@ impl RollingMaterial {
     /// Whether both lengths are finite and >= 0.
     #[must_use]
     pub fn is_valid(&self) -> bool {
-        [self.rolling, self.spinning]
-            .iter()
-            .all(|x| x.is_finite() && *x >= 0.0)
+        self.validate().is_ok()
+    }
+
+    /// [`PhysicsError::InvalidMaterial`] naming the first length out of range.
+    pub(crate) fn validate(&self) -> Result<(), PhysicsError> {
+        let ok = |x: f32| x.is_finite() && x >= 0.0;
+        check_material("rolling", self.rolling, LENGTH_RANGE, ok)?;
+        check_material("spinning", self.spinning, LENGTH_RANGE, ok)
     }
 }
 
@@ -174,9 +214,7 @@ impl MaterialMixing {
         b: MaterialId,
         material: SurfaceMaterial,
     ) -> Result<(), PhysicsError> {
-        if !material.is_valid() {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        material.validate()?;
         match self.find(a, b) {
             Ok(i) => self.pairs[i].1 = material,
             Err(i) => self.pairs.insert(i, (Self::key(a, b), material)),
@@ -192,9 +230,7 @@ impl MaterialMixing {
         id: MaterialId,
         surface: SurfaceMaterial,
     ) -> Result<(), PhysicsError> {
-        if !surface.is_valid() {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        surface.validate()?;
         match self.surfaces.binary_search_by_key(&id.0, |e| e.0) {
             Ok(i) => self.surfaces[i].1 = surface,
             Err(i) => self.surfaces.insert(i, (id.0, surface)),
@@ -236,9 +272,7 @@ impl MaterialMixing {
         b: MaterialId,
         rolling: RollingMaterial,
     ) -> Result<(), PhysicsError> {
-        if !rolling.is_valid() {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        rolling.validate()?;
         let key = Self::key(a, b);
         match self.rolling_pairs.binary_search_by_key(&key, |e| e.0) {
             Ok(i) => self.rolling_pairs[i].1 = rolling,
@@ -394,10 +428,10 @@ mod tests {
     fn out_of_range_entries_are_refused_and_change_nothing() {
         let mut mix = MaterialMixing::new();
         for bad in [m(-0.1, 0.0), m(f32::NAN, 0.0), m(0.5, 1.5), m(0.5, -0.1)] {
-            assert_eq!(
+            assert!(matches!(
                 mix.set_pair(MaterialId(1), MaterialId(2), bad),
-                Err(PhysicsError::InvalidMaterial)
-            );
+                Err(PhysicsError::InvalidMaterial { .. })
+            ));
         }
         assert_eq!(mix.pairs().len(), 0);
     }

@@ -18,7 +18,7 @@ pub use crate::body::{BodyDesc, BodyId, LockedAxes, MotionQuality, MotionType};
 pub use crate::collision::query::{QueryFilter, RayHit};
 pub use crate::dynamics::solver::SolverSettings;
 pub use crate::error::PhysicsError;
-pub use crate::events::{ContactEvent, ContactEventKind, SensorEvent};
+pub use crate::events::{ContactEvent, ContactEventKind, ContactForceEvent, SensorEvent};
 pub use crate::game::{FixedStep, FrameReport, FrameStep, Presentation};
 pub use crate::material::MaterialId;
 pub use crate::math::{Isometry, Quat, Vec3};

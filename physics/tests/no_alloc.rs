@@ -78,8 +78,11 @@ fn scene(threads: usize) -> World {
     for row in 0..8 {
         for i in 0..8 - row {
             let x = i as f32 * 1.02 - (8 - row) as f32 * 0.51;
+            // Its contacts report force events above half a box's weight (the lower
+            // rows' do, every step).
             w.create_body(&BodyDesc {
                 allow_sleep: false,
+                contact_force_threshold: 0.5 * 1000.0 * 9.81,
                 ..BodyDesc::dynamic(cube.clone(), Vec3::new(x, 0.5 + row as f32, 0.0))
             })
             .unwrap();
@@ -172,10 +175,14 @@ fn hang_chain(w: &mut World, top: Vec3, radii: &[f32]) {
 fn a_warm_step_allocates_nothing() {
     for threads in [0, 1, 2, 4] {
         let mut w = scene(threads);
+        // Events are queued and drained every step, contact force events included.
+        w.set_event_queue(true);
+        let mut forces = 0usize;
         // Warm-up: the pyramid settles and the stack falls asleep, so every buffer has
         // reached the size this scene needs.
         for _ in 0..240 {
             w.step(DT);
+            w.drain_events().for_each(drop);
         }
         let awake = w.awake_body_count();
         assert!(
@@ -186,10 +193,19 @@ fn a_warm_step_allocates_nothing() {
         COUNTING.store(true, Ordering::Relaxed);
         for _ in 0..60 {
             w.step(DT);
+            forces += w
+                .drain_events()
+                .filter(|e| e.kind == joule_physics::event_queue::EventKind::ContactForce)
+                .count();
         }
         COUNTING.store(false, Ordering::Relaxed);
         let n = ALLOCATIONS.load(Ordering::Relaxed);
+        assert!(
+            forces >= 60,
+            "{threads} threads: the pyramid's base reports forces ({forces})"
+        );
         assert_eq!(n, 0, "{threads} threads: {n} allocations in 60 warm steps");
+        w.set_event_queue(false);
 
         // The step beside the frame: `step_async`, then polled until ready (the game's
         // work would go between polls) or waited on, every other frame. It reuses the

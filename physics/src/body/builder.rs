@@ -119,6 +119,15 @@ impl BodyDesc {
         self
     }
 
+    /// Reports a contact force event for each step in which a contact of this body pushes
+    /// with an average normal force above `newtons` (see
+    /// [`BodyDesc::contact_force_threshold`](field@BodyDesc::contact_force_threshold)).
+    #[must_use]
+    pub fn contact_force_threshold(mut self, newtons: f32) -> Self {
+        self.contact_force_threshold = newtons;
+        self
+    }
+
     /// Makes the body a sensor: it reports overlaps and never pushes.
     #[must_use]
     pub fn sensor(mut self, is_sensor: bool) -> Self {

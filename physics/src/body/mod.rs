@@ -60,6 +60,14 @@ pub struct BodyId {
     generation: u32,
 }
 
+/// `body 2 (generation 0)`: the slot index and the generation, as error messages show
+/// an id.
+impl std::fmt::Display for BodyId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "body {} (generation {})", self.index, self.generation)
+    }
+}
+
 impl BodyId {
     /// The id of slot `index` at `generation` (for restoring saved state).
     pub(crate) fn new(index: u32, generation: u32) -> Self {
@@ -181,6 +189,12 @@ pub struct BodyDesc {
     pub locked_axes: LockedAxes,
     /// Free for the user (an entity id, say).
     pub user_data: u64,
+    /// Contact force events: a contact of this body reports a
+    /// [`ContactForceEvent`](crate::events::ContactForceEvent) for every step in which its
+    /// average normal force (the pair's total normal impulse over the step divided by the
+    /// step) exceeds this many newtons (>= 0, not NaN). A pair uses the lower of its two
+    /// bodies' thresholds. `f32::INFINITY`, the default, reports none.
+    pub contact_force_threshold: f32,
 }
 
 impl Default for BodyDesc {
@@ -213,6 +227,7 @@ impl Default for BodyDesc {
             motion_quality: MotionQuality::Discrete,
             locked_axes: LockedAxes::empty(),
             user_data: 0,
+            contact_force_threshold: f32::INFINITY,
         }
     }
 }
@@ -239,8 +254,9 @@ impl BodyDesc {
         }
     }
 
-    /// A static body with no shape at `position`: an anchor for joints, never collided
-    /// with or hit by queries.
+    /// A static body with no shape at `position`, unrotated: an anchor for joints, never
+    /// collided with or hit by queries. [`BodyDesc::anchor_at`] gives it a rotation too
+    /// (a joint frame given in the anchor's local axes turns with it).
     #[must_use]
     pub fn anchor(position: Vec3) -> Self {
         Self {
@@ -248,6 +264,26 @@ impl BodyDesc {
             motion_type: MotionType::Fixed,
             shapeless: true,
             ..Self::default()
+        }
+    }
+
+    /// A static body with no shape at `position`, turned by the unit `rotation`: an
+    /// anchor for joints whose frames are given in its local axes.
+    ///
+    /// ```
+    /// use joule_physics::prelude::*;
+    ///
+    /// let mut world = World::new(WorldDesc::default(), JobSystem::new(0)?);
+    /// let tilt = Quat::from_rotation_z(0.3);
+    /// let anchor = world.create_body(&BodyDesc::anchor_at(Vec3::new(0.0, 2.0, 0.0), tilt))?;
+    /// assert_eq!(world.body(anchor)?.rotation(), tilt);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn anchor_at(position: Vec3, rotation: Quat) -> Self {
+        Self {
+            rotation,
+            ..Self::anchor(position)
         }
     }
 
@@ -356,6 +392,8 @@ pub(crate) struct Body {
     /// Locked world axes (see [`LockedAxes`]); read by the solver for dynamic bodies.
     pub locked_axes: LockedAxes,
     pub user_data: u64,
+    /// Newtons above which the body's contacts report force events (`INFINITY`: none).
+    pub contact_force_threshold: f32,
     /// Broad-phase proxy (none only while the body is being created).
     pub proxy: Option<BroadPhaseProxy>,
     /// Seconds the body has been slow enough to sleep.
@@ -462,6 +500,9 @@ pub(crate) struct Bodies {
     pub sets: Vec<BodySet>,
     pub(crate) free_sets: Vec<u32>,
     pub(crate) live: usize,
+    /// Live bodies with a finite contact force threshold: while none, the solver tallies
+    /// no step totals and no force events are looked for.
+    pub(crate) force_reporters: u32,
 }
 
 impl Default for Bodies {
@@ -472,6 +513,7 @@ impl Default for Bodies {
             sets: vec![BodySet::default(), BodySet::default()],
             free_sets: Vec::new(),
             live: 0,
+            force_reporters: 0,
         }
     }
 }
@@ -547,6 +589,7 @@ impl Bodies {
         body.set = set;
         body.local = self.sets[set as usize].sims.len() as u32;
         sim.body = index;
+        self.force_reporters += u32::from(body.contact_force_threshold.is_finite());
         self.sets[set as usize].sims.push(sim);
         if (index as usize) < self.bodies.len() {
             self.bodies[index as usize] = body;
@@ -570,6 +613,7 @@ impl Bodies {
         }
         let b = &mut self.bodies[id.index as usize];
         let removed = b.clone();
+        self.force_reporters -= u32::from(removed.contact_force_threshold.is_finite());
         b.alive = false;
         b.generation = b.generation.wrapping_add(1);
         self.free.push(id.index);

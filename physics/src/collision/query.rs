@@ -186,7 +186,7 @@ pub(crate) fn cast_body(
         sub_shape: part,
         fraction: hit.fraction,
         point: point.into(),
-        normal: sim.transform.transform_vector(hit.normal).into(),
+        normal: sim.transform.transform_vector(hit.normal.into()).into(),
     })
 }
 

@@ -38,6 +38,14 @@ pub struct JointId {
     generation: u32,
 }
 
+/// `joint 2 (generation 0)`: the slot index and the generation, as error messages show
+/// an id.
+impl std::fmt::Display for JointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "joint {} (generation {})", self.index, self.generation)
+    }
+}
+
 impl JointId {
     /// The id of slot `index` at `generation` (for restoring saved state).
     pub(crate) fn new(index: u32, generation: u32) -> Self {
@@ -411,17 +419,30 @@ impl JointDesc {
                 && f.rotation.is_finite()
                 && (quat_length(f.rotation) - 1.0).abs() <= 1e-3
         };
-        if !frame_ok(&self.frame_a) || !frame_ok(&self.frame_b) {
-            return Err(PhysicsError::InvalidJoint);
+        let invalid = |field, expected| Err(PhysicsError::InvalidJoint { field, expected });
+        const FRAME: &str = "a finite translation and a unit rotation";
+        const THRESHOLD: &str = "a force >= 0 (f32::INFINITY: never breaks)";
+        if !frame_ok(&self.frame_a) {
+            return invalid("frame_a", FRAME);
         }
-        if !self.kind.is_valid()
-            || self.break_force.is_nan()
-            || self.break_force < 0.0
-            || self.break_torque.is_nan()
-            || self.break_torque < 0.0
-            || self.body_a == Some(self.body_b)
-        {
-            return Err(PhysicsError::InvalidJoint);
+        if !frame_ok(&self.frame_b) {
+            return invalid("frame_b", FRAME);
+        }
+        if !self.kind.is_valid() {
+            return invalid(
+                "kind",
+                "limits with lower <= upper, springs and motors with a frequency > 0 and \
+                 force limits >= 0, angles in range",
+            );
+        }
+        if self.break_force.is_nan() || self.break_force < 0.0 {
+            return invalid("break_force", THRESHOLD);
+        }
+        if self.break_torque.is_nan() || self.break_torque < 0.0 {
+            return invalid("break_torque", THRESHOLD);
+        }
+        if self.body_a == Some(self.body_b) {
+            return invalid("body_b", "a body other than body_a");
         }
         Ok(())
     }

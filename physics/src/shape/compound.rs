@@ -26,6 +26,40 @@ pub struct CompoundChild {
     pub material: u32,
 }
 
+impl CompoundChild {
+    /// A child `shape` at `pose` in the compound's frame, with the compound body's own
+    /// material (0). Anything that converts into an [`Isometry`] is a pose: an
+    /// `Isometry`, or a `(Vec3, Quat)` pair.
+    ///
+    /// ```
+    /// use joule_physics::math::{Quat, Vec3};
+    /// use joule_physics::shape::{CompoundChild, Shape};
+    ///
+    /// let dumbbell = Shape::compound(vec![
+    ///     CompoundChild::new(Shape::sphere(0.3)?, (Vec3::new(-0.5, 0.0, 0.0), Quat::IDENTITY)),
+    ///     CompoundChild::new(Shape::sphere(0.3)?, (Vec3::new(0.5, 0.0, 0.0), Quat::IDENTITY)),
+    ///     CompoundChild::new(Shape::capsule(0.5, 0.1)?, (Vec3::ZERO, Quat::from_rotation_z(1.5708))),
+    /// ])?;
+    /// # let _ = dumbbell;
+    /// # Ok::<(), joule_physics::shape::ShapeError>(())
+    /// ```
+    #[must_use]
+    pub fn new(shape: Shape, pose: impl Into<Isometry>) -> Self {
+        Self {
+            shape,
+            pose: pose.into(),
+            material: 0,
+        }
+    }
+
+    /// The same child with material id `material` (see [`CompoundChild::material`](field@CompoundChild::material)).
+    #[must_use]
+    pub fn with_material(mut self, material: u32) -> Self {
+        self.material = material;
+        self
+    }
+}
+
 /// Several convex shapes moving as one.
 #[derive(Clone, Debug)]
 pub struct Compound {
@@ -133,7 +167,7 @@ impl Compound {
             {
                 best = Some(ShapeRayHit {
                     fraction: h.fraction,
-                    normal: c.pose.transform_vector(h.normal),
+                    normal: c.pose.transform_vector(h.normal.into()).into(),
                 });
                 part = i;
             }

@@ -357,7 +357,7 @@ impl ConvexHull {
         }
         Some(ShapeRayHit {
             fraction: t_enter,
-            normal: normal.unwrap_or_else(|| -d.normalize_or_zero()),
+            normal: normal.unwrap_or_else(|| -d.normalize_or_zero()).into(),
         })
     }
 }

@@ -30,7 +30,41 @@ use super::{ShapeError, ShapeRayHit};
 /// `f32` ulps, far above the rounding of the ray's position, far below a cell.
 const GRID_PAD: f32 = 1e-5;
 
-/// A heightfield (see the module docs).
+/// A heightfield: terrain as a regular grid of `nx × nz` height samples.
+///
+/// **Where the samples are.** The grid is centred on the body's origin: samples are
+/// `cell.x` apart along local X and `cell.y` apart along local Z, and sample `(i, j)`
+/// (`i` in `0..nx` along X, `j` in `0..nz` along Z) is at
+///
+/// ```text
+/// x = (i - (nx - 1) / 2) * cell.x,   y = heights[j * nx + i],   z = (j - (nz - 1) / 2) * cell.y
+/// ```
+///
+/// so `heights` is stored **row by row, X fastest**: the first `nx` values are the row
+/// at the lowest Z (`j = 0`), from low X to high X. A 3 × 2 field with cell size 1 has
+/// its samples at x = -1, 0, 1 and z = -0.5, 0.5. [`HeightField::point`] gives a sample's
+/// local position. Place the terrain by the body's position (its origin is the grid's
+/// centre, at height 0).
+///
+/// Each cell is split along the diagonal from its `(x0, z1)` corner to its `(x1, z0)`
+/// corner; triangle `2 c` of cell `c = j (nx - 1) + i` is `(p00, p01, p10)` and triangle
+/// `2 c + 1` is `(p10, p01, p11)`, both facing +Y (these are the triangle indices ray
+/// hits report). A cell may be a hole (`holes`: one flag per cell, row by row the same
+/// way).
+///
+/// ```
+/// use joule_physics::math::{Vec2, Vec3};
+/// use joule_physics::shape::{HeightField, Shape};
+///
+/// // 3 samples along X, 2 along Z; the row at z = -0.5 first.
+/// let heights = [0.0, 1.0, 2.0, /* z = +0.5: */ 3.0, 4.0, 5.0];
+/// let field = HeightField::new(3, 2, Vec2::ONE, &heights, None)?;
+/// assert_eq!(field.point(0, 0), Vec3::new(-1.0, 0.0, -0.5));
+/// assert_eq!(field.point(2, 1), Vec3::new(1.0, 5.0, 0.5));
+/// let terrain = Shape::height_field(3, 2, Vec2::ONE, &heights, None)?;
+/// # let _ = terrain;
+/// # Ok::<(), joule_physics::shape::ShapeError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct HeightField {
     nx: u32,
@@ -45,18 +79,32 @@ pub struct HeightField {
 
 impl HeightField {
     /// Builds a heightfield of `nx × nz` samples (`heights.len() == nx nz`, both at least
-    /// 2) with cell size `cell` (x along X, y along Z). `holes`, when given, has one flag
-    /// per cell (`(nx - 1)(nz - 1)`, row by row). Errors: [`ShapeError::WrongCount`],
-    /// [`ShapeError::NonFinite`], [`ShapeError::NonPositiveSize`].
+    /// 2, row by row with X fastest: see [`HeightField`] for where each sample is) with
+    /// cell size `cell` (x along X, y along Z). `heights` is a slice (or a `Vec`, moved in
+    /// without a copy). `holes`, when given, has one flag per cell (`(nx - 1)(nz - 1)`,
+    /// row by row). Errors: [`ShapeError::WrongCount`], [`ShapeError::NonFinite`],
+    /// [`ShapeError::NonPositiveSize`].
     pub fn new(
         nx: u32,
         nz: u32,
         cell: Vec2,
-        heights: Vec<f32>,
+        heights: impl Into<Vec<f32>>,
         holes: Option<&[bool]>,
     ) -> Result<Self, ShapeError> {
-        if nx < 2 || nz < 2 || heights.len() as u64 != u64::from(nx) * u64::from(nz) {
-            return Err(ShapeError::WrongCount);
+        let heights = heights.into();
+        if nx < 2 || nz < 2 {
+            return Err(ShapeError::WrongCount {
+                list: "samples per side (nx, nz; at least)",
+                expected: 2,
+                actual: u64::from(nx.min(nz)),
+            });
+        }
+        if heights.len() as u64 != u64::from(nx) * u64::from(nz) {
+            return Err(ShapeError::WrongCount {
+                list: "heights (nx * nz)",
+                expected: u64::from(nx) * u64::from(nz),
+                actual: heights.len() as u64,
+            });
         }
         if !cell.is_finite() || heights.iter().any(|h| !h.is_finite()) {
             return Err(ShapeError::NonFinite);
@@ -67,7 +115,13 @@ impl HeightField {
         let cells = (nx as usize - 1) * (nz as usize - 1);
         let holes = match holes {
             None => Vec::new(),
-            Some(h) if h.len() != cells => return Err(ShapeError::WrongCount),
+            Some(h) if h.len() != cells => {
+                return Err(ShapeError::WrongCount {
+                    list: "holes ((nx - 1) * (nz - 1), one per cell)",
+                    expected: cells as u64,
+                    actual: h.len() as u64,
+                });
+            }
             Some(h) => {
                 let mut bits = vec![0u64; cells.div_ceil(64)];
                 for (c, _) in h.iter().enumerate().filter(|(_, x)| **x) {
@@ -372,7 +426,13 @@ impl HeightField {
         }
         best.map(|(fraction, t)| {
             let normal = self.triangle_vertices(t).normal_against(d);
-            (ShapeRayHit { fraction, normal }, t)
+            (
+                ShapeRayHit {
+                    fraction,
+                    normal: normal.into(),
+                },
+                t,
+            )
         })
     }
 }

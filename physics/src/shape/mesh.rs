@@ -61,8 +61,12 @@ impl TriangleMesh {
         if vertices.iter().any(|v| !v.is_finite()) {
             return Err(ShapeError::NonFinite);
         }
-        if materials.is_some_and(|m| m.len() != triangles.len()) {
-            return Err(ShapeError::WrongCount);
+        if let Some(m) = materials.filter(|m| m.len() != triangles.len()) {
+            return Err(ShapeError::WrongCount {
+                list: "materials (one per triangle)",
+                expected: triangles.len() as u64,
+                actual: m.len() as u64,
+            });
         }
         let vertices: Vec<Vec3A> = vertices.iter().map(|&v| v.into()).collect();
         let mut boxes = Vec::with_capacity(triangles.len());
@@ -188,7 +192,13 @@ impl TriangleMesh {
         });
         best.map(|(fraction, t)| {
             let normal = self.triangle(t).normal_against(d);
-            (ShapeRayHit { fraction, normal }, t)
+            (
+                ShapeRayHit {
+                    fraction,
+                    normal: normal.into(),
+                },
+                t,
+            )
         })
     }
 }

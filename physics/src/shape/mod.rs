@@ -73,8 +73,15 @@ pub enum ShapeError {
     DegenerateTriangle(u32),
     /// A list has the wrong length: heightfield samples other than `nx * nz` (or fewer
     /// than 2 per side), hole flags other than one per cell, materials other than one per
-    /// triangle.
-    WrongCount,
+    /// triangle. `list` names it.
+    WrongCount {
+        /// The list, with what its length must match (`"heights (nx * nz)"`).
+        list: &'static str,
+        /// The length it must have.
+        expected: u64,
+        /// The length it has.
+        actual: u64,
+    },
     /// [`Shape::scaled`] takes meshes and heightfields only. Build other shapes at the
     /// size you need.
     NotScalable,
@@ -83,20 +90,47 @@ pub enum ShapeError {
 impl std::fmt::Display for ShapeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = match self {
-            ShapeError::NonFinite => "a size, point or normal is NaN or infinite",
-            ShapeError::NonPositiveSize => "sizes must be positive",
-            ShapeError::TooFewPoints => "a convex hull needs at least 4 distinct points",
-            ShapeError::Degenerate => "the points are collinear or coplanar",
-            ShapeError::NonPositiveDensity => "density must be finite and positive",
-            ShapeError::InfiniteShape => "a half-space, mesh or heightfield has no finite mass",
-            ShapeError::Empty => "a mesh or compound needs at least one part",
-            ShapeError::NonConvexChild => "compound children must be convex",
-            ShapeError::IndexOutOfRange(t) => {
-                return write!(f, "triangle {t} has an index out of range");
+            ShapeError::NonFinite => {
+                "size, point or normal: expected finite components, got a NaN or infinite one"
             }
-            ShapeError::DegenerateTriangle(t) => return write!(f, "triangle {t} is degenerate"),
-            ShapeError::WrongCount => "a list has the wrong number of entries",
-            ShapeError::NotScalable => "only meshes and heightfields can be scaled",
+            ShapeError::NonPositiveSize => {
+                "radius, half extent, half height or cell size: expected > 0, got zero or less"
+            }
+            ShapeError::TooFewPoints => {
+                "convex hull points: expected at least 4 distinct points, got fewer"
+            }
+            ShapeError::Degenerate => {
+                "convex hull points: expected points spanning 3D, got collinear or coplanar ones"
+            }
+            ShapeError::NonPositiveDensity => "density: expected a finite value > 0",
+            ShapeError::InfiniteShape => {
+                "shape: expected a finite shape to compute a mass, got a half-space, mesh or \
+                 heightfield"
+            }
+            ShapeError::Empty => "triangles or children: expected at least one, got an empty list",
+            ShapeError::NonConvexChild => {
+                "compound child: expected a convex shape (sphere, box, capsule, cylinder, hull)"
+            }
+            ShapeError::IndexOutOfRange(t) => {
+                return write!(
+                    f,
+                    "triangle {t}: expected vertex indices below the vertex count, got one past it"
+                );
+            }
+            ShapeError::DegenerateTriangle(t) => {
+                return write!(
+                    f,
+                    "triangle {t}: expected three distinct, non-collinear vertices"
+                );
+            }
+            ShapeError::WrongCount {
+                list,
+                expected,
+                actual,
+            } => return write!(f, "{list}: expected {expected} entries, got {actual}"),
+            ShapeError::NotScalable => {
+                "shape to scale: expected a mesh or heightfield (build others at their size)"
+            }
         };
         f.write_str(s)
     }
@@ -144,7 +178,7 @@ pub struct ShapeRayHit {
     /// Fraction of the ray at the hit.
     pub fraction: f32,
     /// Unit outward normal at the hit (for a ray starting inside: minus the direction).
-    pub normal: Vec3A,
+    pub normal: Vec3,
 }
 
 /// A collision shape.
@@ -255,12 +289,18 @@ impl Shape {
         )?)))
     }
 
-    /// A heightfield (see [`HeightField::new`]).
+    /// A heightfield of `nx × nz` samples `cell.x` apart along X and `cell.y` apart along
+    /// Z, **centred on the body's origin**, with `heights` (a slice, or a `Vec` moved in)
+    /// stored **row by row, X fastest**: sample `(i, j)` is at
+    /// `x = (i - (nx - 1) / 2) cell.x`, `y = heights[j nx + i]`,
+    /// `z = (j - (nz - 1) / 2) cell.y`. `holes`, when given, has one flag per cell, in the
+    /// same order. See [`HeightField`] for the triangles and an example, and
+    /// [`HeightField::new`] for the errors.
     pub fn height_field(
         nx: u32,
         nz: u32,
         cell: crate::math::Vec2,
-        heights: Vec<f32>,
+        heights: impl Into<Vec<f32>>,
         holes: Option<&[bool]>,
     ) -> Result<Shape, ShapeError> {
         Ok(Shape::HeightField(Arc::new(HeightField::new(
@@ -293,7 +333,7 @@ impl Shape {
             }
             Shape::HeightField(h) => {
                 let (nx, nz) = h.sample_counts();
-                let heights = h.heights().iter().map(|y| y * scale.y).collect();
+                let heights: Vec<f32> = h.heights().iter().map(|y| y * scale.y).collect();
                 let cells = (nx - 1) * (nz - 1);
                 let holes: Vec<bool> = (0..cells)
                     .map(|c| h.is_hole(c % (nx - 1), c / (nx - 1)))
@@ -439,8 +479,14 @@ impl Shape {
 
     /// Casts the ray `origin + t * dir`, `t` in `[0, max_fraction]`, in the shape's frame.
     #[must_use]
-    pub fn cast_ray(&self, origin: Vec3A, dir: Vec3A, max_fraction: f32) -> Option<ShapeRayHit> {
-        self.cast_ray_part(origin, dir, max_fraction).map(|h| h.0)
+    pub fn cast_ray(
+        &self,
+        origin: impl Into<Vec3A>,
+        dir: impl Into<Vec3A>,
+        max_fraction: f32,
+    ) -> Option<ShapeRayHit> {
+        self.cast_ray_part(origin.into(), dir.into(), max_fraction)
+            .map(|h| h.0)
     }
 
     /// [`Self::cast_ray`] with the part hit: the compound child's index, the mesh or

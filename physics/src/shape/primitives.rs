@@ -197,7 +197,7 @@ fn ray_sphere(c: Vec3A, r: f32, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRay
     if cc <= 0.0 {
         return Some(ShapeRayHit {
             fraction: 0.0,
-            normal: -d.normalize_or_zero(),
+            normal: (-d.normalize_or_zero()).into(),
         });
     }
     let a = d.length_squared();
@@ -212,7 +212,7 @@ fn ray_sphere(c: Vec3A, r: f32, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRay
     let t = (-b - disc.sqrt()) / a;
     (t >= 0.0 && t <= max).then(|| ShapeRayHit {
         fraction: t,
-        normal: (m + d * t).normalize_or_zero(),
+        normal: (m + d * t).normalize_or_zero().into(),
     })
 }
 
@@ -232,7 +232,7 @@ impl Cuboid {
         if o.abs().cmple(h).all() {
             return Some(ShapeRayHit {
                 fraction: 0.0,
-                normal: -d.normalize_or_zero(),
+                normal: (-d.normalize_or_zero()).into(),
             });
         }
         let mut t_enter = 0.0f32;
@@ -265,7 +265,7 @@ impl Cuboid {
         }
         Some(ShapeRayHit {
             fraction: t_enter,
-            normal,
+            normal: normal.into(),
         })
     }
 }
@@ -299,7 +299,7 @@ impl Capsule {
         if (o - closest).length_squared() <= r * r {
             return Some(ShapeRayHit {
                 fraction: 0.0,
-                normal: -d.normalize_or_zero(),
+                normal: (-d.normalize_or_zero()).into(),
             });
         }
         let mut best: Option<ShapeRayHit> = None;
@@ -336,7 +336,7 @@ fn ray_side(r: f32, hh: f32, o: Vec3A, d: Vec3A, max: f32) -> Option<ShapeRayHit
     let p = o + d * t;
     (p.y.abs() <= hh).then(|| ShapeRayHit {
         fraction: t,
-        normal: Vec3A::new(p.x, 0.0, p.z).normalize_or_zero(),
+        normal: Vec3A::new(p.x, 0.0, p.z).normalize_or_zero().into(),
     })
 }
 
@@ -358,7 +358,7 @@ impl Cylinder {
         if o.y.abs() <= hh && o.x * o.x + o.z * o.z <= r * r {
             return Some(ShapeRayHit {
                 fraction: 0.0,
-                normal: -d.normalize_or_zero(),
+                normal: (-d.normalize_or_zero()).into(),
             });
         }
         let mut best = ray_side(r, hh, o, d, max);
@@ -374,7 +374,7 @@ impl Cylinder {
                 if p.x * p.x + p.z * p.z <= r * r && d.y * s < 0.0 {
                     best = Some(ShapeRayHit {
                         fraction: t,
-                        normal: Vec3A::new(0.0, s, 0.0),
+                        normal: Vec3::new(0.0, s, 0.0),
                     });
                 }
             }
@@ -405,7 +405,7 @@ impl HalfSpace {
         if dist <= 0.0 {
             return Some(ShapeRayHit {
                 fraction: 0.0,
-                normal: -d.normalize_or_zero(),
+                normal: (-d.normalize_or_zero()).into(),
             });
         }
         let dn = self.normal.dot(d);
@@ -415,7 +415,7 @@ impl HalfSpace {
         let t = -dist / dn;
         (t <= max).then_some(ShapeRayHit {
             fraction: t,
-            normal: self.normal,
+            normal: self.normal.into(),
         })
     }
 }

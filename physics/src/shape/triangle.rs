@@ -60,7 +60,7 @@ impl Triangle {
         let fraction = WatertightRay::new(o, d)?.hit(&self.vertices, max)?;
         Some(ShapeRayHit {
             fraction,
-            normal: self.normal_against(d),
+            normal: self.normal_against(d).into(),
         })
     }
 
@@ -207,11 +207,11 @@ mod tests {
             .cast_ray(Vec3A::new(0.25, 2.0, 0.25), -Vec3A::Y, 10.0)
             .expect("hits from above");
         assert!((down.fraction - 2.0).abs() < 1e-6);
-        assert_eq!(down.normal, Vec3A::Y);
+        assert_eq!(down.normal, crate::math::Vec3::Y);
         let up = tri()
             .cast_ray(Vec3A::new(0.25, -1.0, 0.25), Vec3A::Y, 10.0)
             .expect("hits from below");
-        assert_eq!(up.normal, -Vec3A::Y);
+        assert_eq!(up.normal, -crate::math::Vec3::Y);
         assert!(
             tri()
                 .cast_ray(Vec3A::new(0.75, 2.0, 0.75), -Vec3A::Y, 10.0)

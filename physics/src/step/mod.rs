@@ -223,12 +223,18 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
         .task(
             STAGES[7],
             |jobs: &JobSystem,
+             dt: Read<StepDt>,
              mut scratch: Write<SolverScratch>,
              mut bodies: Write<Bodies>,
              mut contacts: Write<ContactManager>,
-             mut joints: Write<Joints>| {
+             mut joints: Write<Joints>,
+             mut events: Write<Events>| {
                 span(jobs, STAGES[7], || {
                     solver::finish(jobs, &mut bodies, &mut contacts, &mut joints, &mut scratch);
+                    if bodies.force_reporters > 0 {
+                        solver::force_events(&contacts, &scratch, dt.0, &mut events.forces);
+                        events.forces.sort_unstable_by_key(|e| (e.body_a, e.body_b));
+                    }
                 });
             },
         )

@@ -73,6 +73,7 @@ impl World {
             allow_sleep: b.allow_sleep,
             motion_quality: b.motion_quality,
             locked_axes: b.locked_axes,
+            contact_force_threshold: b.contact_force_threshold,
             user_data: b.user_data,
         })
     }

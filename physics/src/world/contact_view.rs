@@ -151,8 +151,11 @@ impl<'w> ContactView<'w> {
     /// The points (at most four), with their separations and last step's impulses.
     ///
     /// The impulses are the solver's accumulated impulses of the step's last substep
-    /// times the number of substeps: exact for a contact at rest, an average over the
-    /// step otherwise.
+    /// times the number of substeps: exact for a contact at rest, an estimate otherwise,
+    /// which misses what the point pushed in earlier substeps (a landing, or a rolling
+    /// ball that pushed early in the step and then skimmed clear reads near 0). The
+    /// step's exact totals, bounces included, come with contact force events (see
+    /// [`contact_force`](crate::world::contact_force)).
     pub fn points(&self) -> impl ExactSizeIterator<Item = ContactPointView> + 'w {
         let (c, sa, sb, substeps) = (self.contact, self.sim_a, self.sim_b, self.substeps);
         let tangents = tangent_basis(c.solve_normal);

@@ -42,6 +42,10 @@ pub enum EventKind {
     ContactPersist,
     /// Two bodies stopped touching (or one was removed).
     ContactEnd,
+    /// A contact pushed harder than its bodies' force threshold over the step (see
+    /// [`ContactForceEvent`](crate::events::ContactForceEvent)); the event carries the
+    /// normal and the step's total normal and friction impulses.
+    ContactForce,
     /// `body_b` entered the sensor `body_a`.
     SensorBegin,
     /// `body_b` left the sensor `body_a`.
@@ -73,6 +77,12 @@ pub struct Event {
     /// [`ContactEvent::approach_speed`](crate::events::ContactEvent::approach_speed)); zero
     /// for the others.
     pub approach_speed: f32,
+    /// `ContactForce`: the pair's total normal impulse over the step (N·s); zero for the
+    /// other kinds.
+    pub normal_impulse: f32,
+    /// `ContactForce`: the pair's total friction impulse over the step (N·s) on
+    /// `body_b`; zero for the other kinds.
+    pub friction_impulse: Vec3,
 }
 
 impl Event {
@@ -86,6 +96,8 @@ impl Event {
             point: Vec3::ZERO,
             normal: Vec3::ZERO,
             approach_speed: 0.0,
+            normal_impulse: 0.0,
+            friction_impulse: Vec3::ZERO,
         }
     }
 }
@@ -137,6 +149,14 @@ impl World {
             point: e.point,
             normal: e.normal,
             approach_speed: e.approach_speed,
+            normal_impulse: 0.0,
+            friction_impulse: Vec3::ZERO,
+        }));
+        out.extend(self.events.forces.iter().map(|e| Event {
+            normal: e.normal,
+            normal_impulse: e.normal_impulse,
+            friction_impulse: e.friction_impulse,
+            ..Event::plain(step, EventKind::ContactForce, e.body_a, e.body_b)
         }));
         out.extend(self.events.sensors.iter().map(|e| {
             let kind = if e.begin {

@@ -198,9 +198,15 @@ impl World {
         anchor: Vec3,
         axis: Vec3,
     ) -> Result<(Isometry, Isometry), PhysicsError> {
-        let axis = axis.try_normalize().ok_or(PhysicsError::InvalidJoint)?;
+        let axis = axis.try_normalize().ok_or(PhysicsError::InvalidJoint {
+            field: "axis",
+            expected: "a finite, non-zero direction",
+        })?;
         if !anchor.is_finite() {
-            return Err(PhysicsError::InvalidJoint);
+            return Err(PhysicsError::InvalidJoint {
+                field: "anchor",
+                expected: "a finite point",
+            });
         }
         let world = Isometry::new(anchor, rotation_arc(Vec3::X, axis));
         let local = |id: BodyId| -> Result<Isometry, PhysicsError> {

@@ -83,9 +83,7 @@ impl World {
         id: BodyId,
         rolling: RollingMaterial,
     ) -> Result<(), PhysicsError> {
-        if !rolling.is_valid() {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        rolling.validate()?;
         let body = self.bodies.get_mut(id)?;
         body.rolling_friction = rolling.rolling;
         body.spinning_friction = rolling.spinning;
@@ -116,9 +114,7 @@ impl World {
         id: BodyId,
         surface: SurfaceMaterial,
     ) -> Result<(), PhysicsError> {
-        if !surface.is_valid() {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        surface.validate()?;
         let body = self.bodies.get_mut(id)?;
         body.friction = surface.friction;
         body.restitution = surface.restitution;

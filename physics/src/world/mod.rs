@@ -8,6 +8,7 @@ mod body_change;
 mod body_settings;
 pub mod body_view;
 mod bulk;
+pub mod contact_force;
 pub mod contact_view;
 pub mod debug_draw;
 pub mod event_queue;
@@ -192,21 +193,8 @@ impl World {
         validate_rotation(desc.rotation)?;
         validate_vector(desc.linear_velocity)?;
         validate_vector(desc.angular_velocity)?;
-        let material_ok = desc.friction.is_finite()
-            && desc.friction >= 0.0
-            && (0.0..=1.0).contains(&desc.restitution)
-            && rolling_ok(desc.rolling_friction)
-            && rolling_ok(desc.spinning_friction)
-            && desc.linear_damping.is_finite()
-            && desc.linear_damping >= 0.0
-            && desc.angular_damping.is_finite()
-            && desc.angular_damping >= 0.0
-            && desc.gravity_scale.is_finite()
-            && desc.max_linear_speed > 0.0
-            && desc.max_angular_speed > 0.0;
-        if !material_ok {
-            return Err(PhysicsError::InvalidMaterial);
-        }
+        validate_body_materials(desc)?;
+        crate::world::contact_force::validate_threshold(desc.contact_force_threshold)?;
         if desc.layer >= self.desc.layers.count() {
             return Err(PhysicsError::InvalidLayer(desc.layer));
         }
@@ -272,6 +260,7 @@ impl World {
             },
             locked_axes: desc.locked_axes,
             user_data: desc.user_data,
+            contact_force_threshold: desc.contact_force_threshold,
             proxy: None,
             sleep_time: 0.0,
             force: Vec3A::ZERO,
@@ -744,7 +733,10 @@ impl World {
     }
 
     /// The closest body hit by the ray from `origin` along `direction` (whose length is
-    /// the ray's length), if any.
+    /// the ray's length), if any: the older form of [`World::ray_cast`], which takes the
+    /// ray as one [`Ray`](crate::ray::Ray) value and is the one to use
+    /// (`world.ray_cast(&Ray::new(origin, direction, 1.0), filter)` is this call, with
+    /// `toi` for `fraction`).
     pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
         if !origin.is_finite() || !direction.is_finite() {
             return None;
@@ -758,7 +750,8 @@ impl World {
         )
     }
 
-    /// Every body hit by the ray, closest first.
+    /// Every body hit by the ray, closest first: the older form of
+    /// [`World::ray_cast_all`].
     #[must_use]
     pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
         let mut out = Vec::new();
@@ -845,7 +838,61 @@ impl World {
     }
 }
 
-/// Whether a rolling or spinning resistance length is usable (finite, >= 0).
-fn rolling_ok(b: f32) -> bool {
-    b.is_finite() && b >= 0.0
+/// Checks a description's material, damping and speed-limit values, naming the first one
+/// out of range ([`PhysicsError::InvalidMaterial`]).
+fn validate_body_materials(desc: &BodyDesc) -> Result<(), PhysicsError> {
+    use crate::material::{LENGTH_RANGE, SurfaceMaterial, check_material};
+    SurfaceMaterial {
+        friction: desc.friction,
+        restitution: desc.restitution,
+    }
+    .validate()?;
+    let finite_non_negative = |x: f32| x.is_finite() && x >= 0.0;
+    for (field, value, expected, ok) in [
+        (
+            "rolling_friction",
+            desc.rolling_friction,
+            LENGTH_RANGE,
+            finite_non_negative as fn(f32) -> bool,
+        ),
+        (
+            "spinning_friction",
+            desc.spinning_friction,
+            LENGTH_RANGE,
+            finite_non_negative,
+        ),
+        (
+            "linear_damping",
+            desc.linear_damping,
+            "a finite rate >= 0 (1/s)",
+            finite_non_negative,
+        ),
+        (
+            "angular_damping",
+            desc.angular_damping,
+            "a finite rate >= 0 (1/s)",
+            finite_non_negative,
+        ),
+        (
+            "gravity_scale",
+            desc.gravity_scale,
+            "a finite factor",
+            f32::is_finite,
+        ),
+        (
+            "max_linear_speed",
+            desc.max_linear_speed,
+            "a speed > 0 (m/s)",
+            |x| x > 0.0,
+        ),
+        (
+            "max_angular_speed",
+            desc.max_angular_speed,
+            "a speed > 0 (rad/s)",
+            |x| x > 0.0,
+        ),
+    ] {
+        check_material(field, value, expected, ok)?;
+    }
+    Ok(())
 }

@@ -1,10 +1,14 @@
-//! A ray as one value, Rapier's way: `Ray { origin, dir, max_toi }`, so a cast reads
-//! `world.ray_cast(&ray, &filter)` and the length cannot be mixed up with the direction.
+//! The ray cast: a ray as one value, Rapier's way: `Ray { origin, dir, max_toi }`, so a
+//! cast reads `world.ray_cast(&ray, &filter)` and the length cannot be mixed up with the
+//! direction. A hit ([`RayIntersection`]) says which body and which part of it (a
+//! compound's child, a mesh's or heightfield's triangle), where (`toi`, `point`) and
+//! the surface normal; [`World::ray_cast_all`] gives every hit, closest first.
 //!
-//! [`World::cast_ray`] takes the whole ray as `origin` and `direction`, where the
-//! direction's length is the ray's length (a hit's `fraction` is along that vector);
-//! [`World::ray_cast`] takes a [`Ray`] whose `dir` gives the direction and `max_toi` the
-//! length in units of `dir`, and reports where it hit as a time of impact.
+//! With a unit `dir`, `toi` is the distance in metres. `Ray::new(origin, v, 1.0)` casts
+//! along the whole vector `v` (then `toi` is the fraction of `v`).
+//!
+//! [`World::cast_ray`] and [`World::cast_ray_all`] (origin and a direction whose length is
+//! the ray's) are the older form of the same cast, kept for existing callers.
 //!
 //! ```
 //! use joule_physics::prelude::*;
@@ -57,7 +61,12 @@ impl Ray {
 pub struct RayIntersection {
     /// The body hit.
     pub body: BodyId,
-    /// Time of impact: the hit is at `ray.point_at(toi)`.
+    /// The part hit: a compound's child index, a mesh's triangle index, a heightfield's
+    /// triangle index (`2 * cell + half`, see [`HeightField`](crate::shape::HeightField)),
+    /// 0 for other shapes.
+    pub sub_shape: u32,
+    /// Time of impact: the hit is at `ray.point_at(toi)` (the distance in metres for a
+    /// unit `dir`).
     pub toi: f32,
     /// World-space hit point.
     pub point: Vec3,
@@ -69,6 +78,7 @@ impl RayIntersection {
     fn from_hit(ray: &Ray, hit: RayHit) -> RayIntersection {
         RayIntersection {
             body: hit.body,
+            sub_shape: hit.sub_shape,
             toi: hit.fraction * ray.max_toi,
             point: hit.point,
             normal: hit.normal,

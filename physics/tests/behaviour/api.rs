@@ -54,7 +54,11 @@ fn builder_setters_give_the_same_body_as_a_literal() {
 fn builder_values_are_still_validated() {
     let mut w = world();
     let bad = BodyDesc::dynamic(Shape::sphere(1.0).unwrap(), Vec3::ZERO).friction(-1.0);
-    assert_eq!(w.create_body(&bad), Err(PhysicsError::InvalidMaterial));
+    let err = w.create_body(&bad).unwrap_err();
+    assert!(
+        matches!(err, PhysicsError::InvalidMaterial { field: "friction", value, .. } if value == -1.0),
+        "{err:?}"
+    );
     assert_eq!(w.body_count(), 0, "nothing created");
 }
 

@@ -85,7 +85,11 @@ fn bad_input_is_a_typed_error_and_creates_nothing() {
                 restitution: 1.5,
                 ..BodyDesc::dynamic(unit_box(), Vec3::ZERO)
             },
-            PhysicsError::InvalidMaterial,
+            PhysicsError::InvalidMaterial {
+                field: "restitution",
+                value: 1.5,
+                expected: "a value in [0, 1]",
+            },
         ),
         (
             BodyDesc {

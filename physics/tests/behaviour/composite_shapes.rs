@@ -11,6 +11,7 @@ use joule_physics::body::{BodyDesc, MotionQuality};
 use joule_physics::error::PhysicsError;
 use joule_physics::math::{Isometry, Quat, Vec2, Vec3, Vec3A};
 use joule_physics::query::QueryFilter;
+use joule_physics::ray::Ray;
 use joule_physics::shape::{CompoundChild, Shape, ShapeError};
 use joule_physics::world::World;
 
@@ -110,7 +111,10 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
     let f = QueryFilter::default();
     for &(x, z) in &[(0.3f32, 0.7f32), (-7.25, 3.5), (9.9, -9.9)] {
         let hit = w
-            .cast_ray(Vec3::new(x, 50.0, z), Vec3::new(0.0, -100.0, 0.0), &f)
+            .ray_cast(
+                &Ray::new(Vec3::new(x, 50.0, z), Vec3::new(0.0, -100.0, 0.0), 1.0),
+                &f,
+            )
             .expect("ray hits the heightfield");
         assert_eq!(hit.body, hf);
         assert!((hit.point.y - plane(x, z)).abs() < 1e-4, "{hit:?}");
@@ -120,11 +124,14 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
     // A slanted ray crossing many cells finds the first crossing: from high above the
     // -x side moving down and to +x.
     let hit = w
-        .cast_ray(Vec3::new(-9.5, 3.0, 0.0), Vec3::new(19.0, -3.0, 0.0), &f)
+        .ray_cast(
+            &Ray::new(Vec3::new(-9.5, 3.0, 0.0), Vec3::new(19.0, -3.0, 0.0), 1.0),
+            &f,
+        )
         .expect("slanted ray");
     // Solve -9.5 + 19 t = x, 3 - 3 t = 0.1 x: t = (3 + 0.95) / (3 + 1.9).
     let t = 3.95 / 4.9;
-    assert!((hit.fraction - t).abs() < 1e-4, "{} vs {t}", hit.fraction);
+    assert!((hit.toi - t).abs() < 1e-4, "{} vs {t}", hit.toi);
 
     let mut w = world(0);
     let mesh = w
@@ -134,19 +141,28 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         ))
         .unwrap();
     let hit = w
-        .cast_ray(Vec3::new(2.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), &f)
+        .ray_cast(
+            &Ray::new(Vec3::new(2.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), 1.0),
+            &f,
+        )
         .unwrap();
     assert_eq!(hit.body, mesh);
-    assert!((hit.fraction - 0.4).abs() < 1e-6);
+    assert!((hit.toi - 0.4).abs() < 1e-6);
     // Cell (2, 1), cell-local (0.3, 0.7): above its diagonal, its first triangle
     // (2 * (1 * 4 + 2) = 12).
     let hit = w
-        .cast_ray(Vec3::new(2.3, 5.0, 1.7), Vec3::new(0.0, -10.0, 0.0), &f)
+        .ray_cast(
+            &Ray::new(Vec3::new(2.3, 5.0, 1.7), Vec3::new(0.0, -10.0, 0.0), 1.0),
+            &f,
+        )
         .unwrap();
     assert_eq!(hit.sub_shape, 12);
     assert!(
-        w.cast_ray(Vec3::new(4.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), &f)
-            .is_none(),
+        w.ray_cast(
+            &Ray::new(Vec3::new(4.5, 5.0, 1.5), Vec3::new(0.0, -10.0, 0.0), 1.0),
+            &f
+        )
+        .is_none(),
         "beside the mesh"
     );
 
@@ -156,13 +172,19 @@ fn rays_hit_meshes_heightfields_and_compounds_where_the_surface_is() {
         .unwrap();
     // Down onto the +x sphere's top (y = 0.35) and onto the bar (y = 0.1).
     let hit = w
-        .cast_ray(Vec3::new(0.6, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), &f)
+        .ray_cast(
+            &Ray::new(Vec3::new(0.6, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), 1.0),
+            &f,
+        )
         .unwrap();
     assert_eq!(hit.body, db);
     assert!((hit.point.y - 0.35).abs() < 1e-5);
     assert_eq!(hit.sub_shape, 0, "the +x sphere is child 0");
     let hit = w
-        .cast_ray(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), &f)
+        .ray_cast(
+            &Ray::new(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, -4.0, 0.0), 1.0),
+            &f,
+        )
         .unwrap();
     assert!((hit.point.y - 0.1).abs() < 1e-5);
     assert_eq!(hit.sub_shape, 2, "the bar is child 2");
@@ -274,15 +296,27 @@ fn bad_composite_input_is_a_typed_error() {
     );
     assert_eq!(
         Shape::triangle_mesh(&v, &[[0, 1, 2]], Some(&[1, 2])).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "materials (one per triangle)",
+            expected: 1,
+            actual: 2
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::ONE, vec![0.0; 8], None).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "heights (nx * nz)",
+            expected: 9,
+            actual: 8
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::ONE, vec![0.0; 9], Some(&[false; 3])).unwrap_err(),
-        ShapeError::WrongCount
+        ShapeError::WrongCount {
+            list: "holes ((nx - 1) * (nz - 1), one per cell)",
+            expected: 4,
+            actual: 3
+        }
     );
     assert_eq!(
         Shape::height_field(3, 3, Vec2::new(1.0, 0.0), vec![0.0; 9], None).unwrap_err(),
@@ -387,7 +421,10 @@ fn scaled_meshes_and_heightfields_are_the_scaled_surface() {
             .unwrap();
         for &(x, z) in &[(3.3f32, 1.7f32), (-15.0, -4.0)] {
             let hit = w
-                .cast_ray(Vec3::new(x, 80.0, z), Vec3::new(0.0, -160.0, 0.0), &f)
+                .ray_cast(
+                    &Ray::new(Vec3::new(x, 80.0, z), Vec3::new(0.0, -160.0, 0.0), 1.0),
+                    &f,
+                )
                 .expect("hits the scaled surface");
             assert!((hit.point.y - scaled_plane(x, z)).abs() < 1e-4, "{hit:?}");
         }

@@ -306,7 +306,7 @@ fn triangles(r: &Recorder) -> Vec<[Vec3; 3]> {
 fn heightfield_draws_its_triangles_on_the_surface_skipping_holes() {
     let (nx, nz, cell) = (4u32, 3u32, Vec2::new(1.0, 1.5));
     let height = |i: u32, j: u32| 0.25 * i as f32 - 0.5 * j as f32 + 0.1 * (i * j) as f32;
-    let heights = (0..nz)
+    let heights: Vec<f32> = (0..nz)
         .flat_map(|j| (0..nx).map(move |i| height(i, j)))
         .collect();
     let holes: Vec<bool> = (0..6).map(|c| c == 1).collect();

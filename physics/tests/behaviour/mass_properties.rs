@@ -13,6 +13,7 @@ use joule_physics::error::PhysicsError;
 use joule_physics::mass::MassSpec;
 use joule_physics::math::{Mat3A, Quat, Vec3, Vec3A};
 use joule_physics::query::QueryFilter;
+use joule_physics::ray::Ray;
 use joule_physics::shape::{MassProperties, Shape};
 use joule_physics::solver::SolverSettings;
 
@@ -278,8 +279,11 @@ fn a_static_anchor_is_never_collided_with_nor_hit_by_queries() {
     assert_eq!(w.contact_count(), 0);
     let f = QueryFilter::default();
     assert!(
-        w.cast_ray(Vec3::new(-5.0, 2.0, 0.0), Vec3::X * 10.0, &f)
-            .is_none()
+        w.ray_cast(
+            &Ray::new(Vec3::new(-5.0, 2.0, 0.0), Vec3::X * 10.0, 1.0),
+            &f
+        )
+        .is_none()
     );
     let around = Aabb::new(Vec3A::new(-1.0, 1.0, -1.0), Vec3A::new(1.0, 3.0, 1.0));
     assert!(!w.overlap_aabb(&around, &f).contains(&anchor));

@@ -194,11 +194,17 @@ fn bad_materials_and_stale_ids_are_refused_and_change_nothing() {
         surface(0.5, 1.01),
         surface(0.5, f32::INFINITY),
     ] {
-        assert_eq!(
-            w.set_material_pair(ICE, RUBBER, bad),
-            Err(PhysicsError::InvalidMaterial)
-        );
-        assert_eq!(w.set_surface(b, bad), Err(PhysicsError::InvalidMaterial));
+        let field = if bad.friction == 0.5 {
+            "restitution"
+        } else {
+            "friction"
+        };
+        for err in [w.set_material_pair(ICE, RUBBER, bad), w.set_surface(b, bad)] {
+            assert!(
+                matches!(err, Err(PhysicsError::InvalidMaterial { field: f, .. }) if f == field),
+                "{err:?}"
+            );
+        }
     }
     assert_eq!(w.material_mixing().pairs().len(), 0);
     assert_eq!(w.surface(b).unwrap().0, surface(0.5, 0.0));

@@ -5,6 +5,7 @@ use joule_physics::aabb::Aabb;
 use joule_physics::body::BodyDesc;
 use joule_physics::math::{Quat, Vec2, Vec3, Vec3A};
 use joule_physics::query::QueryFilter;
+use joule_physics::ray::Ray;
 use joule_physics::shape::{HeightField, Shape};
 
 #[test]
@@ -41,12 +42,12 @@ fn rays_hit_every_shape_in_order_and_report_normals() {
         .collect();
     let f = QueryFilter::default();
     let hit = w
-        .cast_ray(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), &f)
+        .ray_cast(&Ray::new(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), 1.0), &f)
         .unwrap();
     assert_eq!(hit.body, ids[0]);
     assert!((hit.point.x - 2.5).abs() < 1e-4 && (hit.normal - Vec3::NEG_X).length() < 1e-4);
-    assert!((hit.fraction - 2.5 / 20.0).abs() < 1e-5);
-    let all = w.cast_ray_all(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), &f);
+    assert!((hit.toi - 2.5 / 20.0).abs() < 1e-5);
+    let all = w.ray_cast_all(&Ray::new(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), 1.0), &f);
     assert_eq!(
         all.iter().map(|h| h.body).collect::<Vec<_>>(),
         ids,
@@ -63,8 +64,11 @@ fn rays_hit_every_shape_in_order_and_report_normals() {
     }
     // A ray that passes above everything.
     assert!(
-        w.cast_ray(Vec3::new(0.0, 3.0, 0.0), Vec3::new(20.0, 0.0, 0.0), &f)
-            .is_none()
+        w.ray_cast(
+            &Ray::new(Vec3::new(0.0, 3.0, 0.0), Vec3::new(20.0, 0.0, 0.0), 1.0),
+            &f
+        )
+        .is_none()
     );
     // Excluding the first body finds the second.
     let skip = QueryFilter {
@@ -72,7 +76,7 @@ fn rays_hit_every_shape_in_order_and_report_normals() {
         ..QueryFilter::default()
     };
     assert_eq!(
-        w.cast_ray(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), &skip)
+        w.ray_cast(&Ray::new(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), 1.0), &skip)
             .unwrap()
             .body,
         ids[1]
@@ -95,7 +99,7 @@ fn bump(i: u32, j: u32) -> f32 {
 /// A 7 × 6 bumpy heightfield with cells of 1.0 × 0.8, scaled by `scale`.
 fn bumpy_field(scale: Vec3) -> Shape {
     let (nx, nz) = (7, 6);
-    let heights = (0..nz)
+    let heights: Vec<f32> = (0..nz)
         .flat_map(|j| (0..nx).map(move |i| bump(i, j)))
         .collect();
     Shape::height_field(nx, nz, Vec2::new(1.0, 0.8), heights, None)
@@ -186,12 +190,12 @@ fn sweep_grid_lines(
         for &dir in &dirs {
             rays += 1;
             let origin = on_surface - dir * H;
-            match w.cast_ray(origin, dir * (2.0 * H), &f) {
+            match w.ray_cast(&Ray::new(origin, dir * (2.0 * H), 1.0), &f) {
                 None => misses += 1,
                 Some(hit) => {
                     // Distance from the closed-form surface point; 0.1 mm covers f32
                     // rounding of poses up to ~100 m from the origin.
-                    let distance = hit.fraction * 2.0 * H;
+                    let distance = hit.toi * 2.0 * H;
                     if hit.body != body || (distance - H).abs() > 1e-4 {
                         wrong += 1;
                     }

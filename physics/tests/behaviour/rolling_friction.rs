@@ -156,10 +156,22 @@ fn bad_rolling_values_are_typed_errors_that_change_nothing() {
     for bad in [-0.1f32, f32::NAN, f32::INFINITY] {
         let desc =
             BodyDesc::dynamic(Shape::sphere(0.5).unwrap(), Vec3::Y).rolling_friction(bad, 0.0);
-        assert_eq!(w.create_body(&desc), Err(PhysicsError::InvalidMaterial));
+        assert!(matches!(
+            w.create_body(&desc),
+            Err(PhysicsError::InvalidMaterial {
+                field: "rolling_friction",
+                ..
+            })
+        ));
         let desc =
             BodyDesc::dynamic(Shape::sphere(0.5).unwrap(), Vec3::Y).rolling_friction(0.0, bad);
-        assert_eq!(w.create_body(&desc), Err(PhysicsError::InvalidMaterial));
+        assert!(matches!(
+            w.create_body(&desc),
+            Err(PhysicsError::InvalidMaterial {
+                field: "spinning_friction",
+                ..
+            })
+        ));
     }
     assert_eq!(w.body_count(), 0);
     let b = w
@@ -169,12 +181,15 @@ fn bad_rolling_values_are_typed_errors_that_change_nothing() {
         rolling: -1.0,
         spinning: 0.0,
     };
-    assert_eq!(
+    assert!(matches!(
         w.set_rolling_friction(b, bad),
-        Err(PhysicsError::InvalidMaterial)
-    );
+        Err(PhysicsError::InvalidMaterial {
+            field: "rolling",
+            ..
+        })
+    ));
     assert_eq!(w.rolling_friction(b).unwrap(), RollingMaterial::default());
-    assert_eq!(
+    assert!(matches!(
         w.set_rolling_pair(
             MaterialId(1),
             MaterialId(2),
@@ -183,8 +198,11 @@ fn bad_rolling_values_are_typed_errors_that_change_nothing() {
                 spinning: f32::NAN
             }
         ),
-        Err(PhysicsError::InvalidMaterial)
-    );
+        Err(PhysicsError::InvalidMaterial {
+            field: "spinning",
+            ..
+        })
+    ));
 }
 
 #[test]

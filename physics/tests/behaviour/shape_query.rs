@@ -437,7 +437,7 @@ fn a_cast_from_rest_stops_at_a_ramp_of_the_same_heightfield() {
     // Flat for x <= 2, then a ramp of slope 1/2: moving along the ground the capsule
     // starts on, the cast goes on, and stops where the ramp is.
     let slope = 0.5;
-    let heights = (0..9)
+    let heights: Vec<f32> = (0..9)
         .flat_map(|_| (0..9).map(|i| (slope * (-8.0 + 2.0 * i as f32 - 2.0)).max(0.0)))
         .collect();
     let field = Shape::height_field(9, 9, Vec2::splat(2.0), heights, None).unwrap();

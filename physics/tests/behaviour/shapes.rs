@@ -261,20 +261,20 @@ fn support_points_maximise_the_direction_over_sampled_surfaces() {
 
 #[test]
 fn ray_casts_hit_faces_sides_and_caps() {
-    let down = Vec3A::new(0.0, -10.0, 0.0);
-    let from_above = Vec3A::new(0.0, 5.0, 0.0);
+    let down = Vec3::new(0.0, -10.0, 0.0);
+    let from_above = Vec3::new(0.0, 5.0, 0.0);
     // Sphere r=1: a ray from y=5 straight down hits y=1 at fraction 0.4, normal +Y.
     let hit = Shape::sphere(1.0)
         .unwrap()
         .cast_ray(from_above, down, 1.0)
         .unwrap();
-    assert!(close(hit.fraction, 0.4, 1e-5) && (hit.normal - Vec3A::Y).length() < 1e-5);
+    assert!(close(hit.fraction, 0.4, 1e-5) && (hit.normal - Vec3::Y).length() < 1e-5);
     // Box half 2: top face at y=2 -> fraction 0.3.
     let hit = Shape::cuboid(Vec3::splat(2.0))
         .unwrap()
         .cast_ray(from_above, down, 1.0)
         .unwrap();
-    assert!(close(hit.fraction, 0.3, 1e-5) && hit.normal == Vec3A::Y);
+    assert!(close(hit.fraction, 0.3, 1e-5) && hit.normal == Vec3::Y);
     // Capsule (hh 1, r 0.5): top at y = 1.5 -> 0.35; side from +x at x=0.5.
     let cap = Shape::capsule(1.0, 0.5).unwrap();
     assert!(close(
@@ -283,15 +283,15 @@ fn ray_casts_hit_faces_sides_and_caps() {
         1e-5
     ));
     let side = cap
-        .cast_ray(Vec3A::new(5.0, 0.2, 0.0), Vec3A::new(-10.0, 0.0, 0.0), 1.0)
+        .cast_ray(Vec3::new(5.0, 0.2, 0.0), Vec3::new(-10.0, 0.0, 0.0), 1.0)
         .unwrap();
-    assert!(close(side.fraction, 0.45, 1e-5) && (side.normal - Vec3A::X).length() < 1e-5);
+    assert!(close(side.fraction, 0.45, 1e-5) && (side.normal - Vec3::X).length() < 1e-5);
     // Cylinder (hh 1, r 0.5): cap at y=1 -> 0.4 with normal +Y; side -> 0.45.
     let cyl = Shape::cylinder(1.0, 0.5).unwrap();
     let cap_hit = cyl.cast_ray(from_above, down, 1.0).unwrap();
-    assert!(close(cap_hit.fraction, 0.4, 1e-5) && cap_hit.normal == Vec3A::Y);
+    assert!(close(cap_hit.fraction, 0.4, 1e-5) && cap_hit.normal == Vec3::Y);
     assert!(close(
-        cyl.cast_ray(Vec3A::new(5.0, 0.2, 0.0), Vec3A::new(-10.0, 0.0, 0.0), 1.0)
+        cyl.cast_ray(Vec3::new(5.0, 0.2, 0.0), Vec3::new(-10.0, 0.0, 0.0), 1.0)
             .unwrap()
             .fraction,
         0.45,
@@ -300,7 +300,7 @@ fn ray_casts_hit_faces_sides_and_caps() {
     // Hull of a unit box: like the box.
     let hull = Shape::convex_hull(&box_corners(Vec3::splat(1.0), Vec3::ZERO)).unwrap();
     let h = hull.cast_ray(from_above, down, 1.0).unwrap();
-    assert!(close(h.fraction, 0.4, 1e-5) && (h.normal - Vec3A::Y).length() < 1e-5);
+    assert!(close(h.fraction, 0.4, 1e-5) && (h.normal - Vec3::Y).length() < 1e-5);
     // Half-space y <= 0.
     let hs = Shape::half_space(Vec3::Y, 0.0).unwrap();
     assert!(close(
@@ -318,7 +318,7 @@ fn ray_casts_hit_faces_sides_and_caps() {
     ] {
         assert!(
             shape
-                .cast_ray(Vec3A::new(5.0, 5.0, 0.0), down, 1.0)
+                .cast_ray(Vec3::new(5.0, 5.0, 0.0), down, 1.0)
                 .is_none(),
             "{:?} miss",
             shape.kind()
@@ -328,7 +328,7 @@ fn ray_casts_hit_faces_sides_and_caps() {
             "{:?} cut off",
             shape.kind()
         );
-        let inside = shape.cast_ray(Vec3A::ZERO, down, 1.0).unwrap();
+        let inside = shape.cast_ray(Vec3::ZERO, down, 1.0).unwrap();
         assert_eq!(inside.fraction, 0.0, "{:?} from inside", shape.kind());
     }
 }

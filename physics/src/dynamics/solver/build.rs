@@ -122,6 +122,8 @@ pub(super) fn build_constraints(
                 normal_impulse: imp.normal,
                 tangent_impulse: [imp.tangent1, imp.tangent2],
                 relative_velocity: imp.approach,
+                normal_tally: -imp.normal,
+                tangent_tally: [-imp.tangent1, -imp.tangent2],
                 ..ConstraintPoint::default()
             });
         }
@@ -162,6 +164,13 @@ pub(super) fn build_constraints(
             mass_b: e.body_b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
             points,
             patch: Patch::default(),
+            // The cold body records are read only while some body reports forces.
+            force_threshold: if bodies.force_reporters == 0 {
+                f32::INFINITY
+            } else {
+                let t = |i: u32| bodies.bodies[i as usize].contact_force_threshold;
+                t(c.body_a).min(t(c.body_b))
+            },
         };
         let a = e.body_a.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);
         let b = e.body_b.map_or(SolverBody::FIXED, |i| s_bodies[i as usize]);

@@ -165,6 +165,30 @@ pub struct ConstraintPoint {
     pub relative_velocity: f32,
     /// Whether the point bounced this step (see `ContactConstraint::solve`).
     pub bounced: bool,
+    /// The step's tally of normal impulse, kept only where
+    /// [`ContactConstraint::force_threshold`] is finite: minus the warm-start impulse
+    /// the step starts from, plus the accumulated impulse each substep's warm start
+    /// applies, plus a bounce's kick. The step's total normal impulse is the tally plus
+    /// the final accumulated impulse (each substep applies its warm start, then moves the
+    /// accumulated impulse to the next warm start by its deltas).
+    pub normal_tally: f32,
+    /// The same tally for the two friction impulses.
+    pub tangent_tally: [f32; 2],
+}
+
+impl ConstraintPoint {
+    /// The step's total normal and friction impulses (see
+    /// [`normal_tally`](Self::normal_tally)).
+    #[must_use]
+    pub fn step_totals(&self) -> (f32, [f32; 2]) {
+        (
+            self.normal_tally + self.normal_impulse,
+            [
+                self.tangent_tally[0] + self.tangent_impulse[0],
+                self.tangent_tally[1] + self.tangent_impulse[1],
+            ],
+        )
+    }
 }
 
 /// Rolling and spinning resistance of a manifold: angular rows on the bodies' relative
@@ -304,6 +328,9 @@ pub struct ContactConstraint {
     pub points: ArrayVec<ConstraintPoint, 4>,
     /// The uniform step over the points (set by `prepare`; see [`Patch`]).
     pub patch: Patch,
+    /// Newtons above which the contact reports a force event (the lower of its bodies'
+    /// thresholds); `INFINITY`: none, and the points keep no tallies.
+    pub force_threshold: f32,
 }
 
 /// Any orthonormal pair perpendicular to unit `n` (Duff et al., "Building an orthonormal
@@ -580,10 +607,17 @@ impl ContactConstraint {
     ///
     /// The points' impulses are summed first (linear, and each side's moment), so each
     /// side's inverse inertia multiplies once per manifold rather than once per point.
-    pub fn warm_start(&self, a: &mut SolverBody, b: &mut SolverBody) {
+    pub fn warm_start(&mut self, a: &mut SolverBody, b: &mut SolverBody) {
         let mut linear = Vec3A::ZERO;
         let mut moment_a = Vec3A::ZERO;
         let mut moment_b = Vec3A::ZERO;
+        if self.force_threshold.is_finite() {
+            for p in &mut self.points {
+                p.normal_tally += p.normal_impulse;
+                p.tangent_tally[0] += p.tangent_impulse[0];
+                p.tangent_tally[1] += p.tangent_impulse[1];
+            }
+        }
         for p in &self.points {
             let impulse = p.normal_impulse * self.normal
                 + p.tangent_impulse[0] * self.tangents[0]
@@ -790,6 +824,9 @@ impl ContactConstraint {
                 p.bounced = true;
                 let kick = (p.normal_mass * (-(self.restitution * rv) - vn)).max(0.0);
                 p.max_normal_impulse = p.max_normal_impulse.max(kick);
+                // Outside the accumulated impulse: tallied here (a point bounces once a
+                // step). Without a tally nobody reads it.
+                p.normal_tally += kick;
                 (old, kick)
             } else {
                 (new, new - old)

@@ -59,6 +59,7 @@ mod ball_bundle;
 mod build;
 pub mod contact;
 mod contact_bundle;
+mod force_events;
 mod integrate;
 pub mod joint;
 pub(crate) mod joint_stage;
@@ -84,6 +85,7 @@ use contact_bundle::{ContactBundle, SolveParams, StartVelocities};
 use wide::LANES;
 
 use build::build_constraints;
+pub(crate) use force_events::force_events;
 use integrate::{
     integrate_free, integrate_positions, integrate_velocities, load_bodies, store_bodies,
 };

@@ -100,7 +100,7 @@ macro_rules! kernel {
 kernel! {
     /// Warm-starts a bundle, `MASKED` as [`ContactBundle::masked`] says.
     fn warm_start_bundle<const MASKED: bool>(
-        bundle: &ContactBundle,
+        bundle: &mut ContactBundle,
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) {
         bundle.warm_start_lanes::<MASKED>(chunk);

@@ -75,6 +75,8 @@ pub(super) fn write_bodies(w: &mut Writer, bodies: &Bodies) {
         sets,
         free_sets,
         live: _,
+        // Derived: counted again from the bodies on restore.
+        force_reporters: _,
     } = bodies;
     let hulls = HullTable::collect(bodies);
     w.count(hulls.hulls.len());
@@ -134,12 +136,17 @@ pub(super) fn read_bodies(
     }
     let free_sets = read_indices(r)?;
     let live = slots.iter().filter(|b| b.alive).count();
+    let force_reporters = slots
+        .iter()
+        .filter(|b| b.alive && b.contact_force_threshold.is_finite())
+        .count() as u32;
     let bodies = Bodies {
         bodies: slots,
         free,
         sets,
         free_sets,
         live,
+        force_reporters,
     };
     check_links(&bodies)?;
     Ok(bodies)
@@ -256,6 +263,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         motion_quality,
         locked_axes,
         user_data,
+        contact_force_threshold,
         proxy,
         sleep_time,
         force,
@@ -305,6 +313,7 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
     });
     w.u8(locked_axes.bits());
     w.u64(*user_data);
+    w.f32(*contact_force_threshold);
     // A body without a shape has no proxy.
     w.bool(proxy.is_some());
     if let Some(proxy) = proxy {
@@ -387,6 +396,11 @@ fn read_body(
     let locked_axes =
         LockedAxes::from_bits(r.u8()?).ok_or(SnapshotError::Corrupt("unknown locked-axis bits"))?;
     let user_data = r.u64()?;
+    let contact_force_threshold = r.f32()?;
+    check(
+        contact_force_threshold >= 0.0,
+        "a contact force threshold is negative or NaN",
+    )?;
     let proxy = if r.bool()? {
         let proxy = read_proxy(r)?;
         check(
@@ -437,6 +451,7 @@ fn read_body(
         motion_quality,
         locked_axes,
         user_data,
+        contact_force_threshold,
         proxy,
         sleep_time,
         force,
@@ -510,6 +525,7 @@ fn dead_body(generation: u32) -> Body {
         motion_quality: MotionQuality::Discrete,
         locked_axes: LockedAxes::empty(),
         user_data: 0,
+        contact_force_threshold: f32::INFINITY,
         proxy: None,
         sleep_time: 0.0,
         force: Vec3A::ZERO,

@@ -184,6 +184,15 @@ pub struct ContactBundle {
     /// per-bundle branch on whether any lane is locked cost the solve passes several
     /// times what the multiplies do (measured on pyramid_big).
     locks: [(MaskW, Vec3W); 2],
+    /// Whether some lane reports contact forces (a finite `force_threshold`): only then
+    /// are the `tallies` kept, so the passes of other bundles never touch their lines.
+    track: bool,
+    /// Each lane's [`ContactConstraint::force_threshold`].
+    force_threshold: [f32; LANES],
+    /// Per point: the step's tallies of normal impulse and of the two friction impulses
+    /// (see [`ConstraintPoint::normal_tally`](super::contact::ConstraintPoint::normal_tally)),
+    /// kept only while `track`. Last in the bundle, out of the lines the passes stream.
+    tallies: [[FloatW; 3]; 4],
 }
 
 /// Velocities of one side of a bundle's lanes.
@@ -247,6 +256,7 @@ impl ContactBundle {
         self.patch = MaskW::default();
         self.both = MaskW::default();
         self.patch_all = true;
+        self.track = false;
         for p in &mut self.points {
             p.mask_a = MaskW::default();
             p.mask_b = MaskW::default();
@@ -319,6 +329,15 @@ impl ContactBundle {
         self.tangents[1].set_lane(i, c.tangents[1]);
         self.friction.0[i] = c.friction;
         self.restitution.0[i] = c.restitution;
+        self.force_threshold[i] = c.force_threshold;
+        if c.force_threshold.is_finite() {
+            self.track = true;
+            for (t, p) in self.tallies.iter_mut().zip(&c.points) {
+                t[0].0[i] = p.normal_tally;
+                t[1].0[i] = p.tangent_tally[0];
+                t[2].0[i] = p.tangent_tally[1];
+            }
+        }
         self.tangent_speed[0].0[i] = c.tangent_speed[0];
         self.tangent_speed[1].0[i] = c.tangent_speed[1];
         let (ma, mb) = (&c.mass_a, &c.mass_b);
@@ -493,6 +512,33 @@ impl ContactBundle {
             n.scale(self.inv_mass_a * delta).mul_each(self.locks[0].1),
             n.scale(self.inv_mass_b * delta).mul_each(self.locks[1].1),
         )
+    }
+
+    /// The lanes that report contact forces: each one's contact id, force threshold
+    /// and, per point, the step's total normal impulse and two friction impulses (as
+    /// [`ConstraintPoint::step_totals`](super::contact::ConstraintPoint::step_totals)
+    /// gives them for a scalar point). Nothing unless a lane tracks.
+    pub fn step_totals(
+        &self,
+    ) -> impl Iterator<Item = (u32, f32, impl Iterator<Item = (f32, [f32; 2])>)> {
+        let lanes = if self.track { self.count } else { 0 };
+        (0..lanes)
+            .filter(|&i| self.force_threshold[i].is_finite())
+            .map(move |i| {
+                let points = self.points[..usize::from(self.point_count[i])]
+                    .iter()
+                    .zip(&self.tallies)
+                    .map(move |(p, t)| {
+                        (
+                            t[0].0[i] + p.normal_impulse.0[i],
+                            [
+                                t[1].0[i] + p.tangent_impulse[0].0[i],
+                                t[2].0[i] + p.tangent_impulse[1].0[i],
+                            ],
+                        )
+                    });
+                (self.contact[i], self.force_threshold[i], points)
+            })
     }
 
     /// The lanes' contact ids and, per point, what it hands back to its contact (as

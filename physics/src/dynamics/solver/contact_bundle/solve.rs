@@ -215,9 +215,22 @@ impl ContactBundle {
     /// says. Called through `simd::warm_start`, which compiles it for the CPU.
     #[inline(always)]
     pub(crate) fn warm_start_lanes<const MASKED: bool>(
-        &self,
+        &mut self,
         chunk: &mut DisjointChunk<'_, SolverBody>,
     ) {
+        if self.track {
+            // Each substep's warm start applies the accumulated impulses: tallied for the
+            // step's totals (see `ConstraintPoint::normal_tally`).
+            for (t, p) in self
+                .tallies
+                .iter_mut()
+                .zip(&self.points[..self.points_used])
+            {
+                t[0] = t[0] + p.normal_impulse;
+                t[1] = t[1] + p.tangent_impulse[0];
+                t[2] = t[2] + p.tangent_impulse[1];
+            }
+        }
         let mut a = Self::gather_velocities(&self.side_a, &self.fixed_a, chunk);
         let mut b = Self::gather_velocities(&self.side_b, &self.fixed_b, chunk);
         let [t0, t1] = self.tangents;
@@ -392,6 +405,11 @@ impl ContactBundle {
                     .and_not(p.bounced);
                 let kick = (p.normal_mass * ((self.restitution * rv).neg() - vn)).max(zero);
                 p.bounced = p.bounced.or(bounce);
+                if self.track {
+                    // The kick is outside the accumulated impulse: tallied here.
+                    let t = &mut self.tallies[i][0];
+                    *t = *t + FloatW::select(bounce, kick, zero);
+                }
                 let max_normal =
                     FloatW::select(bounce, p.max_normal_impulse.max(kick), p.max_normal_impulse);
                 (

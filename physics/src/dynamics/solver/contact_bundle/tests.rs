@@ -56,6 +56,8 @@ fn constraint(
             separation: rng.f(-0.05, 0.02),
             normal_impulse: rng.f(0.0, 3.0),
             tangent_impulse: [rng.f(-1.0, 1.0), rng.f(-1.0, 1.0)],
+            normal_tally: rng.f(-3.0, 0.0),
+            tangent_tally: [rng.f(-1.0, 1.0), rng.f(-1.0, 1.0)],
             ..ConstraintPoint::default()
         });
     }
@@ -83,6 +85,12 @@ fn constraint(
         mass_b: b.map_or(BodyMass::FIXED, |i| masses[i as usize]),
         points,
         patch: Default::default(),
+        // Every other lane reports contact forces: its step totals are tallied.
+        force_threshold: if k.is_multiple_of(2) {
+            0.0
+        } else {
+            f32::INFINITY
+        },
     }
 }
 
@@ -217,6 +225,19 @@ fn check_bundle(with_locks: bool) {
                 })
                 .collect();
             assert_eq!(got, want, "{lanes} lanes, pass {pass}: impulses");
+            let got: Vec<_> = bundle
+                .step_totals()
+                .map(|(id, t, p)| (id, t, p.collect::<Vec<_>>()))
+                .collect();
+            let want: Vec<_> = scalar
+                .iter()
+                .filter(|c| c.force_threshold.is_finite())
+                .map(|c| {
+                    let p = c.points.iter().map(|p| p.step_totals());
+                    (c.contact, c.force_threshold, p.collect::<Vec<_>>())
+                })
+                .collect();
+            assert_eq!(got, want, "{lanes} lanes, pass {pass}: step totals");
         }
     }
 }
