@@ -378,6 +378,8 @@ struct Model {
     /// Sum of the traced steps' wall times.
     traced_wall: f64,
     samples: usize,
+    /// Traced steps left out: over 1.5 times the median traced step (preempted).
+    dropped: usize,
     /// Mean of the untraced one-thread steps, ns.
     untraced_mean: f64,
 }
@@ -400,17 +402,36 @@ fn one_thread_model(
         predicted: vec![BTreeMap::new(); STAGES.len()],
         traced_wall: 0.0,
         samples: 0,
+        dropped: 0,
         untraced_mean: 0.0,
     };
     let (mut untraced, mut n_untraced) = (0.0, 0usize);
+    let mut traced = Vec::new();
     for step in 0..timed {
-        if step % every == every / 2 && m.samples < samples {
+        if step % every == every / 2 && traced.len() < samples {
             let jobs = w.jobs().clone();
             let _ = jobs.take_trace();
             jobs.set_tracing(true);
             w.step(scenes::DT);
             jobs.set_tracing(false);
-            let (st, wall) = inputs(jobs.take_trace());
+            traced.push(inputs(jobs.take_trace()));
+        } else {
+            let t = Instant::now();
+            w.step(scenes::DT);
+            untraced += t.elapsed().as_nanos() as f64;
+            n_untraced += 1;
+        }
+    }
+    // A traced step far slower than the others lost its core for a while (a shared
+    // machine): its items' times would read as work and its spans as critical paths.
+    let mut walls: Vec<f64> = traced.iter().map(|t| t.1).collect();
+    walls.sort_by(f64::total_cmp);
+    let median = walls.get(walls.len() / 2).copied().unwrap_or(0.0);
+    let kept = traced.len();
+    traced.retain(|t| t.1 <= 1.5 * median);
+    m.dropped = kept - traced.len();
+    {
+        for (st, wall) in traced {
             m.traced_wall += wall;
             m.samples += 1;
             for (i, s) in st.into_iter().enumerate() {
@@ -427,11 +448,6 @@ fn one_thread_model(
                 // Every sample's phases: counts and spans are divided by the samples.
                 acc.phases.extend(s.phases);
             }
-        } else {
-            let t = Instant::now();
-            w.step(scenes::DT);
-            untraced += t.elapsed().as_nanos() as f64;
-            n_untraced += 1;
         }
     }
     m.untraced_mean = untraced / n_untraced.max(1) as f64;
@@ -502,9 +518,10 @@ fn report(
     let n = m.samples.max(1) as f64;
     let tmax = *threads.iter().max().unwrap_or(&1);
     println!(
-        "\n### {} (1-thread trace, mean of {} traced steps; untraced 1-thread mean {} us, traced {} us)\n",
+        "\n### {} (1-thread trace, mean of {} traced steps, {} preempted left out; untraced 1-thread mean {} us, traced {} us)\n",
         kind.name(),
         m.samples,
+        m.dropped,
         us(m.untraced_mean),
         us(m.traced_wall / n)
     );
