@@ -3,7 +3,7 @@
 //! the measured step time at each thread count beside the prediction.
 //!
 //! ```sh
-//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N]
+//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N] [--handoff TEAM_US,LOOP_US]
 //! cargo run --release -p joule-benches --bin scaling -- --amdahl compare.md
 //! cargo run --release -p joule-benches --bin scaling -- --serial --threads 2 [--scenes a,b] [--samples 30]
 //! cargo run --release -p joule-benches --bin scaling -- --phases solve --scenes rain4k
@@ -20,7 +20,7 @@
 //! Hand-off costs are measured on the machine that runs the tool, per thread count up to
 //! its cores (past them, the figure at the most cores is assumed): the extra time of a
 //! team stage and of a parallel loop whose items are short busy loops, over the same at
-//! one thread.
+//! one thread; `--handoff` gives them instead (a machine too loaded to probe).
 //!
 //! **The model.** The stages run one after the other (the step is a chain of stages:
 //! `joule_physics::STAGES`), and so do the phases within a stage. At `T` threads a stage
@@ -430,9 +430,10 @@ struct Model {
 const GROUP: usize = 4;
 
 /// Folds consecutive traced steps into one: per stage, the least work and serial time,
-/// and, where every step cut the stage into the same phases and items (a scene whose
-/// contacts did not change between them), each item's least time; otherwise the items
-/// of the step whose stage took least. Consecutive steps of a scene do nearly the same
+/// and, where every step cut the stage into the same sequence of phases (their item
+/// counts may differ a little as contacts come and go), each item's least time against
+/// the items at the same relative place in the others; otherwise the items of the step
+/// whose stage took least. Consecutive steps of a scene do nearly the same
 /// work, so what this takes away is mostly time a thread spent preempted.
 fn fastest(group: Vec<(Vec<StageInputs>, f64)>) -> (Vec<StageInputs>, f64) {
     let mut out: Vec<StageInputs> = Vec::with_capacity(STAGES.len());
@@ -444,20 +445,30 @@ fn fastest(group: Vec<(Vec<StageInputs>, f64)>) -> (Vec<StageInputs>, f64) {
             .copied()
             .cloned()
             .unwrap_or_default();
-        let same_shape = all.iter().all(|s| {
+        let same_phases = all.iter().all(|s| {
             s.phases.len() == best.phases.len()
                 && s.phases
                     .iter()
                     .zip(&best.phases)
-                    .all(|(a, b)| a.0 == b.0 && a.1.len() == b.1.len())
+                    .all(|(a, b)| a.0 == b.0 && !a.1.is_empty())
         });
         let mut folded = best;
         folded.serial = all.iter().map(|s| s.serial).fold(f64::INFINITY, f64::min);
         folded.traced_cost = all.iter().map(|s| s.traced_cost).fold(0.0, f64::max);
-        if same_shape {
+        if same_phases {
+            // Item k of a phase of n items against the item at the same relative place
+            // in the other steps' phase (the same constraints or bodies, give or take the
+            // few that changed: blocks follow constraint order).
             for (p, phase) in folded.phases.iter_mut().enumerate() {
+                let n = phase.1.len();
                 for (k, d) in phase.1.iter_mut().enumerate() {
-                    *d = all.iter().map(|s| s.phases[p].1[k]).fold(*d, f64::min);
+                    *d = all
+                        .iter()
+                        .map(|s| {
+                            let other = &s.phases[p].1;
+                            other[(k * other.len() / n).min(other.len() - 1)]
+                        })
+                        .fold(*d, f64::min);
                 }
             }
         }
@@ -957,6 +968,7 @@ fn main() -> Result<(), String> {
     let mut do_measure = false;
     let mut serial_mode = false;
     let mut phases_of = None;
+    let mut fixed_handoff: Option<Handoff> = None;
     let mut amdahl_file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -976,8 +988,18 @@ fn main() -> Result<(), String> {
             "--steps" => steps = Some(v.parse().map_err(|_| "bad --steps")?),
             "--amdahl" => amdahl_file = Some(v.clone()),
             "--phases" => phases_of = Some(v.clone()),
+            "--handoff" => {
+                let us = list(v, |s| s.parse::<f64>().ok())?;
+                let [team, scope] = us[..] else {
+                    return Err("--handoff TEAM_US,LOOP_US".into());
+                };
+                fixed_handoff = Some(Handoff {
+                    team: team * 1e3,
+                    scope: scope * 1e3,
+                });
+            }
             _ => {
-                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] | --serial | --phases STAGE | --amdahl compare.md".into());
+                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] [--handoff TEAM_US,LOOP_US] | --serial | --phases STAGE | --amdahl compare.md".into());
             }
         }
     }
@@ -1002,12 +1024,23 @@ fn main() -> Result<(), String> {
         threads.insert(0, 1);
     }
     let cores = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let handoff = handoffs(&threads, cores);
+    let handoff = match fixed_handoff {
+        Some(h) => threads
+            .iter()
+            .map(|&t| (t, if t == 1 { Handoff::default() } else { h }))
+            .collect(),
+        None => handoffs(&threads, cores),
+    };
     println!(
-        "machine: {cores} hardware threads; hand-off per phase, measured here (team stage / parallel loop), us:"
+        "machine: {cores} hardware threads; hand-off per phase, {} (team stage / parallel loop), us:",
+        if fixed_handoff.is_some() {
+            "given by --handoff"
+        } else {
+            "measured here"
+        }
     );
     for (t, h) in &handoff {
-        let note = if *t > cores {
+        let note = if *t > cores && fixed_handoff.is_none() {
             " (more threads than cores: the figure of the most threads measured, assumed)"
         } else {
             ""
