@@ -28,6 +28,17 @@ fn chunk_size(len: usize, min_chunk: usize, participants: usize) -> usize {
     target.max(min_chunk).max(1)
 }
 
+/// Most items a traced one-thread loop records: as fine as any thread count up to 64
+/// cuts it (four chunks per participant), and a bounded trace for a long loop with a
+/// small `min_chunk`.
+const MAX_TRACED_ITEMS: usize = 256;
+
+/// Length of a traced one-thread loop's items: `min_chunk`, or longer so that there are
+/// at most [`MAX_TRACED_ITEMS`].
+fn traced_item(len: usize, min_chunk: usize) -> usize {
+    min_chunk.max(len.div_ceil(MAX_TRACED_ITEMS)).max(1)
+}
+
 struct AsyncFor<F, C> {
     claimer: ChunkClaimer,
     start: usize,
@@ -132,7 +143,7 @@ impl JobSystem {
                 // Traced: one item per `min_chunk` run, so a scaling model sees how
                 // finely this loop could be cut (the results do not depend on the cut).
                 let start = self.now_ns();
-                let step = min_chunk.max(1);
+                let step = traced_item(len, min_chunk);
                 for (k, piece) in data.chunks_mut(step).enumerate() {
                     let t = self.now_ns();
                     f(k * step, piece);
@@ -180,7 +191,7 @@ impl JobSystem {
             if self.tracing() {
                 // Traced: one item per `min_chunk` run, as in `parallel_for_slice`.
                 let start = self.now_ns();
-                let step = min_chunk.max(1);
+                let step = traced_item(len, min_chunk);
                 let mut s = range.start;
                 while s < range.end {
                     let e = s + step.min(range.end - s);

@@ -20,7 +20,8 @@ pub const PHASE_LABEL: &str = "(phase)";
 pub const TEAM_PHASE_LABEL: &str = "(team stage)";
 
 /// The label of one item of a team stage, and of one `min_chunk` run of a parallel loop
-/// that runs inline (one thread): the pieces a phase can be cut into at most.
+/// that runs inline (one thread; longer runs where that would make over 256): the pieces
+/// a phase can be cut into at most.
 pub const ITEM_LABEL: &str = "(item)";
 
 /// One traced job or span: which thread ran it, its label, and when (nanoseconds since

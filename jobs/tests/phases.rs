@@ -11,7 +11,7 @@ fn inside(e: &TraceEvent, outer: &TraceEvent) -> bool {
 #[test]
 fn a_one_thread_loop_records_one_item_per_min_chunk_run_inside_its_phase() {
     let jobs = JobSystem::new(0).unwrap();
-    for (len, min_chunk) in [(1000usize, 7usize), (64, 64), (5, 1)] {
+    for (len, min_chunk) in [(1000usize, 7usize), (64, 64), (5, 1), (100_000, 1)] {
         let mut plain = vec![0u64; len];
         jobs.parallel_for_slice(&mut plain, min_chunk, |off, c| {
             for (k, x) in c.iter_mut().enumerate() {
@@ -27,7 +27,10 @@ fn a_one_thread_loop_records_one_item_per_min_chunk_run_inside_its_phase() {
             }
         });
         jobs.parallel_for(0..len, min_chunk, |r| {
-            assert!(r.len() <= min_chunk, "traced pieces are min_chunk runs");
+            assert!(
+                r.len() <= min_chunk.max(len.div_ceil(256)),
+                "traced pieces are min_chunk runs"
+            );
         });
         jobs.set_tracing(false);
         assert_eq!(plain, traced, "tracing does not change the results");
@@ -35,9 +38,11 @@ fn a_one_thread_loop_records_one_item_per_min_chunk_run_inside_its_phase() {
         let phases: Vec<_> = events.iter().filter(|e| e.label == PHASE_LABEL).collect();
         assert_eq!(phases.len(), 2, "one phase per loop: {events:?}");
         let items: Vec<_> = events.iter().filter(|e| e.label == ITEM_LABEL).collect();
+        // Pieces of `min_chunk`, or longer so that a loop records at most 256.
+        let piece = min_chunk.max(len.div_ceil(256));
         assert_eq!(
             items.len(),
-            2 * len.div_ceil(min_chunk),
+            2 * len.div_ceil(piece),
             "len {len} / {min_chunk}"
         );
         for i in &items {

@@ -3,7 +3,7 @@
 //! the measured step time at each thread count beside the prediction.
 //!
 //! ```sh
-//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N]
+//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N] [--handoff TEAM_US,LOOP_US]
 //! cargo run --release -p joule-benches --bin scaling -- --amdahl compare.md
 //! cargo run --release -p joule-benches --bin scaling -- --serial --threads 2 [--scenes a,b] [--samples 30]
 //! cargo run --release -p joule-benches --bin scaling -- --phases solve --scenes rain4k
@@ -20,7 +20,7 @@
 //! Hand-off costs are measured on the machine that runs the tool, per thread count up to
 //! its cores (past them, the figure at the most cores is assumed): the extra time of a
 //! team stage and of a parallel loop whose items are short busy loops, over the same at
-//! one thread.
+//! one thread; `--handoff` gives them instead (a machine too loaded to probe).
 //!
 //! **The model.** The stages run one after the other (the step is a chain of stages:
 //! `joule_physics::STAGES`), and so do the phases within a stage. At `T` threads a stage
@@ -127,6 +127,36 @@ fn probe(busy: &Busy, threads: usize, rounds: usize) -> (f64, f64) {
     let pf_ns = t0.elapsed().as_nanos() as f64 / rounds as f64;
     let ideal = PROBE_ITEM_NS * items.div_ceil(threads) as f64;
     (team_ns - ideal, pf_ns - ideal)
+}
+
+/// What tracing adds per recorded span, in ns, at one thread: a team stage of short
+/// items traced against the same untraced (best of several tries). The model takes it
+/// out of the serial time, where the trace books it (it is spent outside the items).
+fn trace_cost(busy: &Busy) -> f64 {
+    let jobs = JobSystem::new(0).expect("job system");
+    let mut team = Team::new();
+    let (rounds, items) = (200usize, 64usize);
+    let mut time = |traced: bool| {
+        (0..7)
+            .map(|_| {
+                jobs.set_tracing(traced);
+                let t0 = Instant::now();
+                jobs.team(&mut team, 0, |t| {
+                    for _ in 0..rounds {
+                        t.run(items, |_| busy.run(100.0));
+                    }
+                });
+                let ns = t0.elapsed().as_nanos() as f64;
+                jobs.set_tracing(false);
+                let _ = jobs.take_trace();
+                ns
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let plain = time(false);
+    let traced = time(true);
+    // Items and stage spans.
+    ((traced - plain) / (rounds * (items + 1)) as f64).max(0.0)
 }
 
 /// The probe's best of `REPEATS` (a shared machine's load only ever adds time).
@@ -241,6 +271,8 @@ struct StageInputs {
     serial: f64,
     /// Phases: (team stage?, item durations in claim order).
     phases: Vec<(bool, Vec<f64>)>,
+    /// Tracing's own cost, taken out of `serial` and `work`.
+    traced_cost: f64,
 }
 
 impl StageInputs {
@@ -330,7 +362,7 @@ fn walk(node: &Node, out: &mut StageInputs) {
 
 /// The model's inputs of one traced one-thread step, per stage (in `STAGES` order), and
 /// the step's wall time.
-fn inputs(events: Vec<TraceEvent>) -> (Vec<StageInputs>, f64) {
+fn inputs(events: Vec<TraceEvent>, cost: f64) -> (Vec<StageInputs>, f64) {
     let Some(main) = events
         .iter()
         .find(|e| STAGES.contains(&e.label))
@@ -356,6 +388,16 @@ fn inputs(events: Vec<TraceEvent>) -> (Vec<StageInputs>, f64) {
     for r in &roots {
         visit(r, &mut stages, &mut wall);
     }
+    // Tracing's own cost, one record per item and phase, is booked as serial time.
+    wall = 0.0;
+    for s in &mut stages {
+        let records = (s.items() + s.phases.len()) as f64;
+        let taken = (cost * records).min(s.serial);
+        s.serial -= taken;
+        s.work -= taken;
+        s.traced_cost = taken;
+        wall += s.work;
+    }
     (stages, wall)
 }
 
@@ -378,8 +420,68 @@ struct Model {
     /// Sum of the traced steps' wall times.
     traced_wall: f64,
     samples: usize,
+    /// Traced steps left out: over 1.5 times the median traced step (preempted).
+    dropped: usize,
     /// Mean of the untraced one-thread steps, ns.
     untraced_mean: f64,
+}
+
+/// Consecutive traced steps per sample (see [`fastest`]).
+const GROUP: usize = 4;
+
+/// Folds consecutive traced steps into one: per stage, the least work and serial time,
+/// and, where every step cut the stage into the same sequence of phases (their item
+/// counts may differ a little as contacts come and go), each item's least time against
+/// the items at the same relative place in the others; otherwise the items of the step
+/// whose stage took least. Consecutive steps of a scene do nearly the same
+/// work, so what this takes away is mostly time a thread spent preempted.
+fn fastest(group: Vec<(Vec<StageInputs>, f64)>) -> (Vec<StageInputs>, f64) {
+    let mut out: Vec<StageInputs> = Vec::with_capacity(STAGES.len());
+    for i in 0..STAGES.len() {
+        let all: Vec<&StageInputs> = group.iter().map(|g| &g.0[i]).collect();
+        let best = all
+            .iter()
+            .min_by(|a, b| a.work.total_cmp(&b.work))
+            .copied()
+            .cloned()
+            .unwrap_or_default();
+        let same_phases = all.iter().all(|s| {
+            s.phases.len() == best.phases.len()
+                && s.phases
+                    .iter()
+                    .zip(&best.phases)
+                    .all(|(a, b)| a.0 == b.0 && !a.1.is_empty())
+        });
+        let mut folded = best;
+        folded.serial = all.iter().map(|s| s.serial).fold(f64::INFINITY, f64::min);
+        folded.traced_cost = all.iter().map(|s| s.traced_cost).fold(0.0, f64::max);
+        if same_phases {
+            // Item k of a phase of n items against the item at the same relative place
+            // in the other steps' phase (the same constraints or bodies, give or take the
+            // few that changed: blocks follow constraint order).
+            for (p, phase) in folded.phases.iter_mut().enumerate() {
+                let n = phase.1.len();
+                for (k, d) in phase.1.iter_mut().enumerate() {
+                    *d = all
+                        .iter()
+                        .map(|s| {
+                            let other = &s.phases[p].1;
+                            other[(k * other.len() / n).min(other.len() - 1)]
+                        })
+                        .fold(*d, f64::min);
+                }
+            }
+        }
+        if !folded.serial.is_finite() {
+            folded.serial = 0.0;
+        }
+        // Work: what the folded parts add up to (at most the least stage time).
+        let items: f64 = folded.phases.iter().flat_map(|p| &p.1).sum();
+        folded.work = folded.work.min(folded.serial + items);
+        out.push(folded);
+    }
+    let wall = out.iter().map(|s| s.work).sum();
+    (out, wall)
 }
 
 fn one_thread_model(
@@ -387,6 +489,7 @@ fn one_thread_model(
     samples: usize,
     steps: Option<usize>,
     handoff: &BTreeMap<usize, Handoff>,
+    cost: f64,
 ) -> Model {
     let mut w = world(kind, 1);
     let (warmup, timed) = kind.run_lengths();
@@ -394,23 +497,48 @@ fn one_thread_model(
     for _ in 0..warmup {
         w.step(scenes::DT);
     }
-    let every = (timed / samples.max(1)).max(1);
+    let every = (timed / samples.max(1)).max(GROUP + 1);
     let mut m = Model {
         stages: vec![StageInputs::default(); STAGES.len()],
         predicted: vec![BTreeMap::new(); STAGES.len()],
         traced_wall: 0.0,
         samples: 0,
+        dropped: 0,
         untraced_mean: 0.0,
     };
     let (mut untraced, mut n_untraced) = (0.0, 0usize);
+    let mut traced = Vec::new();
     for step in 0..timed {
-        if step % every == every / 2 && m.samples < samples {
+        if step % every == every / 2 && traced.len() < samples {
+            // A group of consecutive traced steps, folded item by item into their
+            // fastest: a preempted item (a shared machine) would read as work and span.
             let jobs = w.jobs().clone();
-            let _ = jobs.take_trace();
-            jobs.set_tracing(true);
+            let mut group = Vec::with_capacity(GROUP);
+            for _ in 0..GROUP {
+                let _ = jobs.take_trace();
+                jobs.set_tracing(true);
+                w.step(scenes::DT);
+                jobs.set_tracing(false);
+                group.push(inputs(jobs.take_trace(), cost));
+            }
+            traced.push(fastest(group));
+        } else {
+            let t = Instant::now();
             w.step(scenes::DT);
-            jobs.set_tracing(false);
-            let (st, wall) = inputs(jobs.take_trace());
+            untraced += t.elapsed().as_nanos() as f64;
+            n_untraced += 1;
+        }
+    }
+    // A traced step far slower than the others lost its core for a while (a shared
+    // machine): its items' times would read as work and its spans as critical paths.
+    let mut walls: Vec<f64> = traced.iter().map(|t| t.1).collect();
+    walls.sort_by(f64::total_cmp);
+    let median = walls.get(walls.len() / 2).copied().unwrap_or(0.0);
+    let kept = traced.len();
+    traced.retain(|t| t.1 <= 1.5 * median);
+    m.dropped = kept - traced.len();
+    {
+        for (st, wall) in traced {
             m.traced_wall += wall;
             m.samples += 1;
             for (i, s) in st.into_iter().enumerate() {
@@ -424,14 +552,10 @@ fn one_thread_model(
                 let acc = &mut m.stages[i];
                 acc.work += s.work;
                 acc.serial += s.serial;
+                acc.traced_cost += s.traced_cost;
                 // Every sample's phases: counts and spans are divided by the samples.
                 acc.phases.extend(s.phases);
             }
-        } else {
-            let t = Instant::now();
-            w.step(scenes::DT);
-            untraced += t.elapsed().as_nanos() as f64;
-            n_untraced += 1;
         }
     }
     m.untraced_mean = untraced / n_untraced.max(1) as f64;
@@ -496,15 +620,17 @@ fn report(
     samples: usize,
     steps: Option<usize>,
     handoff: &BTreeMap<usize, Handoff>,
+    cost: f64,
     do_measure: bool,
 ) {
-    let m = one_thread_model(kind, samples, steps, handoff);
+    let m = one_thread_model(kind, samples, steps, handoff, cost);
     let n = m.samples.max(1) as f64;
     let tmax = *threads.iter().max().unwrap_or(&1);
     println!(
-        "\n### {} (1-thread trace, mean of {} traced steps; untraced 1-thread mean {} us, traced {} us)\n",
+        "\n### {} (1-thread trace, mean of {} traced steps, {} preempted left out; untraced 1-thread mean {} us, traced {} us)\n",
         kind.name(),
         m.samples,
+        m.dropped,
         us(m.untraced_mean),
         us(m.traced_wall / n)
     );
@@ -563,6 +689,15 @@ fn report(
     }
     println!();
     let t1 = totals.get(&1).copied().unwrap_or(m.traced_wall);
+    let cost: f64 = m.stages.iter().map(|s| s.traced_cost).sum();
+    println!();
+    print!(
+        "without taking out tracing's cost ({} us a step):",
+        us(cost / n)
+    );
+    for &t in threads {
+        print!("  {t}t {:.2}", (t1 + cost) / (totals[&t] + cost));
+    }
     println!();
     print!("predicted speed-up over 1 thread:");
     for &t in threads {
@@ -833,6 +968,7 @@ fn main() -> Result<(), String> {
     let mut do_measure = false;
     let mut serial_mode = false;
     let mut phases_of = None;
+    let mut fixed_handoff: Option<Handoff> = None;
     let mut amdahl_file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -852,8 +988,18 @@ fn main() -> Result<(), String> {
             "--steps" => steps = Some(v.parse().map_err(|_| "bad --steps")?),
             "--amdahl" => amdahl_file = Some(v.clone()),
             "--phases" => phases_of = Some(v.clone()),
+            "--handoff" => {
+                let us = list(v, |s| s.parse::<f64>().ok())?;
+                let [team, scope] = us[..] else {
+                    return Err("--handoff TEAM_US,LOOP_US".into());
+                };
+                fixed_handoff = Some(Handoff {
+                    team: team * 1e3,
+                    scope: scope * 1e3,
+                });
+            }
             _ => {
-                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] | --serial | --phases STAGE | --amdahl compare.md".into());
+                return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] [--handoff TEAM_US,LOOP_US] | --serial | --phases STAGE | --amdahl compare.md".into());
             }
         }
     }
@@ -878,12 +1024,23 @@ fn main() -> Result<(), String> {
         threads.insert(0, 1);
     }
     let cores = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let handoff = handoffs(&threads, cores);
+    let handoff = match fixed_handoff {
+        Some(h) => threads
+            .iter()
+            .map(|&t| (t, if t == 1 { Handoff::default() } else { h }))
+            .collect(),
+        None => handoffs(&threads, cores),
+    };
     println!(
-        "machine: {cores} hardware threads; hand-off per phase, measured here (team stage / parallel loop), us:"
+        "machine: {cores} hardware threads; hand-off per phase, {} (team stage / parallel loop), us:",
+        if fixed_handoff.is_some() {
+            "given by --handoff"
+        } else {
+            "measured here"
+        }
     );
     for (t, h) in &handoff {
-        let note = if *t > cores {
+        let note = if *t > cores && fixed_handoff.is_none() {
             " (more threads than cores: the figure of the most threads measured, assumed)"
         } else {
             ""
@@ -894,8 +1051,12 @@ fn main() -> Result<(), String> {
             h.scope / 1e3
         );
     }
+    let cost = trace_cost(&Busy::calibrate());
+    println!(
+        "tracing costs {cost:.0} ns per recorded span here, taken out of the traced serial time"
+    );
     for kind in kinds {
-        report(kind, &threads, samples, steps, &handoff, do_measure);
+        report(kind, &threads, samples, steps, &handoff, cost, do_measure);
     }
     Ok(())
 }

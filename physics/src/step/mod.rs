@@ -61,6 +61,9 @@ pub(crate) struct SleepEvents(pub Vec<SleepEvent>);
 #[derive(Default)]
 pub(crate) struct CcdHits(pub Mutex<Vec<CcdHit>>);
 
+/// Bodies per job when "finalize" clears the accumulated forces.
+const FINALIZE_BLOCK: usize = 1024;
+
 fn span(jobs: &JobSystem, name: &'static str, f: impl FnOnce()) {
     let start = jobs.now_ns();
     f();
@@ -337,10 +340,14 @@ pub(crate) fn build() -> Result<Graph, BuildError> {
          bp: Read<BroadPhase>,
          mut listeners: Write<StepListeners>| {
             span(jobs, STAGES[11], || {
-                for body in &mut bodies.bodies {
-                    body.force = Vec3A::ZERO;
-                    body.torque = Vec3A::ZERO;
-                }
+                // In parallel blocks: a pass over every body's cold record (about 40 µs
+                // of free10k's 1 ms step when serial).
+                jobs.parallel_for_slice(&mut bodies.bodies, FINALIZE_BLOCK, |_, block| {
+                    for body in block {
+                        body.force = Vec3A::ZERO;
+                        body.torque = Vec3A::ZERO;
+                    }
+                });
                 listeners.run(StepPhase::After, &mut bodies, &bp, &mut sleep.0, dt.0);
                 sleep.0.sort_by_key(|e| (e.body, e.asleep));
             });

@@ -376,7 +376,7 @@ fn wrong_kinds_and_bad_values_are_refused_by_name() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "joint setting hertz: -1, expected finite and > 0"
+        "joint setting hertz: expected finite and > 0, got -1"
     );
     assert_eq!(
         w.joint_drive(cone).unwrap(),

@@ -276,27 +276,26 @@ impl Clone for SolverTeam {
 }
 
 /// Fewest constraints per block within a colour (a whole number of bundles).
-const BLOCK: usize = 16;
+const BLOCK: usize = 32;
 const _: () = assert!(BLOCK.is_multiple_of(LANES), "blocks hold whole bundles");
-/// Blocks per colour and thread (see `color_blocks`).
-const BLOCKS_PER_THREAD: usize = 4;
 
-/// How many blocks a colour is cut into on `jobs`: about [`BLOCKS_PER_THREAD`] per
-/// thread, so that a thread that starts late still finds work, but no more, since every
-/// block is a claim on the team's shared state, whose cache line moves between cores at
-/// each claim (a colour of rain4k was 58 claims of 0.7 us each at any thread count).
-/// One thread solves a colour in one block, with no claim at all, except while tracing:
-/// then the one-thread step is cut as finely as any ([`MAX_BLOCKS`]), so that a scaling
-/// model reads from its trace the pieces that more threads would share. Blocks never
-/// change a result: each bundle is solved from its own constraints and bodies.
+/// How many blocks a colour is cut into at most on `jobs` (blocks hold at least
+/// [`BLOCK`] constraints): [`MAX_BLOCKS`] where threads share a colour, and one where a
+/// lone thread solves it, which then claims nothing and hands nothing off (a colour of
+/// rain4k was 58 claims of 0.7 us on one thread too). A traced lone thread is cut as more
+/// threads would be, so that a scaling model reads from its trace the pieces they would
+/// share. Blocks never change a result: each bundle is solved from its own constraints
+/// and bodies. (Cutting by thread count, about four blocks per thread, was tried too: on
+/// the loaded 2-core machine it could not be told apart from this, and coarse blocks
+/// leave a thread that runs slower, on a shared core, holding the stage's last block.)
 fn color_blocks(jobs: &JobSystem) -> usize {
-    let threads = jobs.num_threads();
-    if threads == 1 && jobs.tracing() {
-        MAX_BLOCKS
+    if jobs.num_threads() == 1 && !jobs.tracing() {
+        1
     } else {
-        (BLOCKS_PER_THREAD * threads).min(MAX_BLOCKS)
+        MAX_BLOCKS
     }
 }
+
 /// Most blocks per colour (larger colours get larger blocks): the blocks of a colour are
 /// handed to the workers from an array on the stack, so solving allocates nothing.
 pub(crate) const MAX_BLOCKS: usize = 64;
