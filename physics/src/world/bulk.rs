@@ -48,6 +48,14 @@ impl World {
             return Err(PhysicsError::TooManyBodies);
         }
         self.bodies.bodies.reserve(new_slots);
+        let moving = records
+            .iter()
+            .filter(|(b, _)| b.motion_type != MotionType::Fixed)
+            .count();
+        self.bodies.sets[AWAKE_SET as usize].sims.reserve(moving);
+        self.bodies.sets[STATIC_SET as usize]
+            .sims
+            .reserve(records.len() - moving);
         let start = ids.len();
         ids.reserve(descs.len());
         let mut proxies = Vec::with_capacity(descs.len());

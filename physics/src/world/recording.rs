@@ -3,7 +3,10 @@
 //!
 //! # What is recorded
 //! - Once per body, in the frame where it first appears: its shape, motion type and
-//!   material ([`RecordedBody`]).
+//!   material ([`RecordedBody`]). Changes made to a body later (`World::set_shape`,
+//!   `set_motion_type`, `set_sensor`, `set_enabled`, new friction or material) are not
+//!   recorded yet: a viewer shows the body as it first appeared, at its recorded poses (a
+//!   disabled body's pose stands still).
 //! - Every recorded step ([`Frame`]): each body's pose, and what [`RecordOptions`] asked
 //!   for: sleep/island state, contact points with normals and impulses, the step's job
 //!   trace (stages and the jobs they ran, per thread), so a slow frame and its bodies are
