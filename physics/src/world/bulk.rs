@@ -32,6 +32,21 @@ impl World {
         descs: &[BodyDesc],
         ids: &mut Vec<BodyId>,
     ) -> Result<(), PhysicsError> {
+        let new_slots = descs.len().saturating_sub(self.bodies.free.len());
+        if self.bodies.bodies.len() + new_slots >= (u32::MAX - 1) as usize {
+            return Err(PhysicsError::TooManyBodies);
+        }
+        // Room first, before the records below are allocated: a store that grows later
+        // is copied (the allocator cannot extend it in place past them).
+        self.bodies.bodies.reserve(new_slots);
+        let moving = descs
+            .iter()
+            .filter(|d| d.motion_type != MotionType::Fixed)
+            .count();
+        self.bodies.sets[AWAKE_SET as usize].sims.reserve(moving);
+        self.bodies.sets[STATIC_SET as usize]
+            .sims
+            .reserve(descs.len() - moving);
         let records = descs
             .iter()
             .enumerate()
@@ -43,19 +58,6 @@ impl World {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let new_slots = descs.len().saturating_sub(self.bodies.free.len());
-        if self.bodies.bodies.len() + new_slots >= (u32::MAX - 1) as usize {
-            return Err(PhysicsError::TooManyBodies);
-        }
-        self.bodies.bodies.reserve(new_slots);
-        let moving = records
-            .iter()
-            .filter(|(b, _)| b.motion_type != MotionType::Fixed)
-            .count();
-        self.bodies.sets[AWAKE_SET as usize].sims.reserve(moving);
-        self.bodies.sets[STATIC_SET as usize]
-            .sims
-            .reserve(records.len() - moving);
         let start = ids.len();
         ids.reserve(descs.len());
         let mut proxies = Vec::with_capacity(descs.len());
