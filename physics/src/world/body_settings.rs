@@ -42,7 +42,9 @@ impl World {
     /// Everything a [`BodyDesc`] holds, read back from a live body: its shape, motion
     /// type, pose and velocities now, its mass source (density, mass or properties, and
     /// centre-of-mass offset) as given, and every setting as it stands after any setter.
-    /// Creating a body from it in an empty world gives a body in the same state.
+    /// Creating a body from it in an empty world gives a body in the same state. Whether
+    /// the body is enabled is not part of a description: see
+    /// [`is_enabled`](World::is_enabled).
     pub fn body_desc(&self, id: BodyId) -> Result<BodyDesc, PhysicsError> {
         let b = self.bodies.get(id)?;
         let sim = self.bodies.sim(id)?;
