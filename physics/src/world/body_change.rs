@@ -69,6 +69,7 @@ impl World {
         };
         let slot = id.index();
         self.wake_around(slot);
+        self.new_look(slot);
         let b = &mut self.bodies.bodies[slot as usize];
         b.motion_type = motion_type;
         b.sleep_time = 0.0;
@@ -121,6 +122,7 @@ impl World {
         };
         let slot = id.index();
         island::wake_body(&mut self.bodies, slot, &mut self.sleep_events);
+        self.new_look(slot);
         let b = &mut self.bodies.bodies[slot as usize];
         b.shape = shape;
         b.shapeless = false;
@@ -210,6 +212,7 @@ impl World {
         }
         let slot = id.index();
         self.wake_around(slot);
+        self.new_look(slot);
         if enabled {
             let b = &mut self.bodies.bodies[slot as usize];
             b.disabled = false;
