@@ -4,8 +4,10 @@
 //! `joule_batch` (one `create_bodies` call: every description checked first, the proxies
 //! built as one subtree) and `rapier_insert` (rapier's body and collider sets, filled one
 //! at a time; rapier adds colliders to its broad phase at the next step, so its figure
-//! holds no tree work and is a floor, not a like-for-like peer). The world is made, and
-//! dropped, outside the timed part.
+//! holds no tree work and is a floor, not a like-for-like peer). Group
+//! `bulk/add_1k_to_10k` adds a wave of 1,000 spheres above a world that already holds
+//! 10,000 (built by `create_bodies` outside the timing), where each single insertion
+//! descends a deeper tree. The world is made, and dropped, outside the timed part.
 
 use std::time::Duration;
 
@@ -83,6 +85,43 @@ fn bulk_bench(c: &mut Criterion) {
                     );
                 }
                 (bodies, colliders)
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.finish();
+
+    let populated = || {
+        let mut w = empty_world();
+        w.create_bodies(&descs).expect("valid descriptions");
+        w
+    };
+    let wave: Vec<BodyDesc> = positions()[..1000]
+        .iter()
+        .map(|&p| BodyDesc::dynamic(ball.clone(), p + Vec3::new(0.0, 40.0, 0.0)))
+        .collect();
+    let mut g = c.benchmark_group("bulk/add_1k_to_10k");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(4))
+        .warm_up_time(Duration::from_millis(500));
+    g.bench_function("joule_loop", |b| {
+        b.iter_batched(
+            populated,
+            |mut w| {
+                for d in &wave {
+                    w.create_body(d).expect("valid description");
+                }
+                w
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("joule_batch", |b| {
+        b.iter_batched(
+            populated,
+            |mut w| {
+                w.create_bodies(&wave).expect("valid descriptions");
+                w
             },
             BatchSize::LargeInput,
         );

@@ -407,6 +407,10 @@ pub(crate) struct Body {
     /// Times the body was moved by hand (`World::teleport_count`): not state, so not in
     /// snapshots; a restore bumps it for every body.
     pub teleports: u32,
+    /// Times the body's look was changed by hand (shape, motion type, sensor flag,
+    /// enabled, friction, restitution, material): a recorder records it anew when it
+    /// changes. Not state, so not in snapshots; a restore bumps it for every body.
+    pub revision: u32,
 }
 
 impl Body {

@@ -69,6 +69,7 @@ impl World {
         };
         let slot = id.index();
         self.wake_around(slot);
+        self.new_look(slot);
         let b = &mut self.bodies.bodies[slot as usize];
         b.motion_type = motion_type;
         b.sleep_time = 0.0;
@@ -79,6 +80,7 @@ impl World {
         b.mass = m;
         b.local_center = local_center;
         let disabled = b.disabled;
+        let locks = b.locked_axes;
         let sim = self.bodies.sim_mut(id)?;
         sim.inv_mass = if m > 0.0 { 1.0 / m } else { 0.0 };
         sim.inv_inertia_local = inv_inertia;
@@ -89,6 +91,10 @@ impl World {
         if motion_type == MotionType::Fixed {
             sim.linear_velocity = Vec3A::ZERO;
             sim.angular_velocity = Vec3A::ZERO;
+        } else if motion_type == MotionType::Dynamic {
+            // Its locks bind it from now on (a kinematic body ignored them).
+            sim.linear_velocity = locks.free_linear(sim.linear_velocity);
+            sim.angular_velocity = locks.free_angular(sim.angular_velocity);
         }
         if !disabled {
             self.bodies.move_to_set(slot, home_set(motion_type));
@@ -121,6 +127,7 @@ impl World {
         };
         let slot = id.index();
         island::wake_body(&mut self.bodies, slot, &mut self.sleep_events);
+        self.new_look(slot);
         let b = &mut self.bodies.bodies[slot as usize];
         b.shape = shape;
         b.shapeless = false;
@@ -210,6 +217,7 @@ impl World {
         }
         let slot = id.index();
         self.wake_around(slot);
+        self.new_look(slot);
         if enabled {
             let b = &mut self.bodies.bodies[slot as usize];
             b.disabled = false;

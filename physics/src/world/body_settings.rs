@@ -42,7 +42,9 @@ impl World {
     /// Everything a [`BodyDesc`] holds, read back from a live body: its shape, motion
     /// type, pose and velocities now, its mass source (density, mass or properties, and
     /// centre-of-mass offset) as given, and every setting as it stands after any setter.
-    /// Creating a body from it in an empty world gives a body in the same state.
+    /// Creating a body from it in an empty world gives a body in the same state. Whether
+    /// the body is enabled is not part of a description: see
+    /// [`is_enabled`](World::is_enabled).
     pub fn body_desc(&self, id: BodyId) -> Result<BodyDesc, PhysicsError> {
         let b = self.bodies.get(id)?;
         let sim = self.bodies.sim(id)?;
@@ -83,6 +85,7 @@ impl World {
     pub fn set_friction(&mut self, id: BodyId, friction: f32) -> Result<(), PhysicsError> {
         non_negative("friction", friction)?;
         self.bodies.get_mut(id)?.friction = friction;
+        self.new_look(id.index());
         self.remix_body(id.index());
         Ok(())
     }
@@ -98,6 +101,7 @@ impl World {
             });
         }
         self.bodies.get_mut(id)?.restitution = restitution;
+        self.new_look(id.index());
         self.remix_body(id.index());
         Ok(())
     }
@@ -182,6 +186,7 @@ impl World {
             return Ok(());
         }
         self.bodies.get_mut(id)?.is_sensor = is_sensor;
+        self.new_look(id.index());
         self.structure = snapshot::dynamic::new_structure();
         self.refilter_body(id, true);
         Ok(())
@@ -229,6 +234,12 @@ impl World {
         self.structure = snapshot::dynamic::new_structure();
         self.refilter_body(id, false);
         Ok(())
+    }
+
+    /// Notes that the look of the body in slot `slot` changed (see `Body::revision`).
+    pub(super) fn new_look(&mut self, slot: u32) {
+        let b = &mut self.bodies.bodies[slot as usize];
+        b.revision = b.revision.wrapping_add(1);
     }
 
     /// Asks the pair filters again for every contact of the live body `id`, in contact-id

@@ -118,6 +118,7 @@ impl World {
         let body = self.bodies.get_mut(id)?;
         body.friction = surface.friction;
         body.restitution = surface.restitution;
+        self.new_look(id.index());
         self.remix_body(id.index());
         Ok(())
     }
@@ -125,6 +126,7 @@ impl World {
     /// Sets a body's material id (the key of the pair table).
     pub fn set_material(&mut self, id: BodyId, material: MaterialId) -> Result<(), PhysicsError> {
         self.bodies.get_mut(id)?.material = material;
+        self.new_look(id.index());
         self.remix_body(id.index());
         Ok(())
     }

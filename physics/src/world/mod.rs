@@ -268,6 +268,7 @@ impl World {
             constant_force: Vec3A::ZERO,
             constant_torque: Vec3A::ZERO,
             teleports: 0,
+            revision: 0,
         };
         let sim = BodySim {
             transform,

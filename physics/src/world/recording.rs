@@ -3,7 +3,11 @@
 //!
 //! # What is recorded
 //! - Once per body, in the frame where it first appears: its shape, motion type and
-//!   material ([`RecordedBody`]).
+//!   material ([`RecordedBody`]). A body changed by hand later (`World::set_shape`,
+//!   `set_motion_type`, `set_sensor`, `set_enabled`, `set_friction`, `set_restitution`,
+//!   `set_material`) is recorded anew in the next frame, as if removed and created in its
+//!   slot: its old record's poses turn NaN and a new record with its new look follows.
+//!   A disabled body's pose stands still.
 //! - Every recorded step ([`Frame`]): each body's pose, and what [`RecordOptions`] asked
 //!   for: sleep/island state, contact points with normals and impulses, the step's job
 //!   trace (stages and the jobs they ran, per thread), so a slow frame and its bodies are
@@ -401,8 +405,8 @@ pub struct Recorder<W: Write> {
     options: RecordOptions,
     /// Per world slot: (generation, record index) of the body last seen there.
     slots: Vec<Option<(u32, u32)>>,
-    /// Record index -> (world slot, generation) of the body.
-    recorded: Vec<(u32, u32)>,
+    /// Record index -> (world slot, generation, revision) of the body.
+    recorded: Vec<(u32, u32, u32)>,
     frame: Frame,
     buffer: Vec<u8>,
 }
@@ -451,11 +455,12 @@ impl<W: Write> Recorder<W> {
         if self.slots.len() < bodies.len() {
             self.slots.resize(bodies.len(), None);
         }
-        // Bodies removed since the last frame (or replaced in their slot).
+        // Bodies removed since the last frame (or replaced in their slot, or changed).
         for (slot, seen) in self.slots.iter_mut().enumerate() {
-            if let Some((generation, _)) = *seen {
+            if let Some((generation, record)) = *seen {
                 let b = &bodies[slot];
-                if !b.alive || b.generation != generation {
+                let revision = self.recorded[record as usize].2;
+                if !b.alive || b.generation != generation || b.revision != revision {
                     *seen = None;
                 }
             }
@@ -464,7 +469,7 @@ impl<W: Write> Recorder<W> {
             if b.alive && self.slots[slot].is_none() {
                 let record = self.recorded.len() as u32;
                 self.slots[slot] = Some((b.generation, record));
-                self.recorded.push((slot as u32, b.generation));
+                self.recorded.push((slot as u32, b.generation, b.revision));
                 frame.new_bodies.push(RecordedBody {
                     index: slot as u32,
                     generation: b.generation,
@@ -488,9 +493,9 @@ impl<W: Write> Recorder<W> {
             Vec::new()
         };
         frame.poses.reserve(self.recorded.len() * POSE_FLOATS);
-        for &(slot, generation) in &self.recorded {
+        for &(slot, generation, revision) in &self.recorded {
             let b = &bodies[slot as usize];
-            let live = b.alive && b.generation == generation;
+            let live = b.alive && b.generation == generation && b.revision == revision;
             if !live {
                 frame.poses.extend_from_slice(&[f32::NAN; POSE_FLOATS]);
                 if self.options.states {

@@ -357,3 +357,37 @@ fn a_fixed_joint_holds_the_free_rotation_of_a_plane_locked_body() {
     );
     assert_eq!(body.position().z.to_bits(), p0.z.to_bits());
 }
+
+/// A kinematic body keeps the locks it was given (they bind dynamic bodies only), reads
+/// them back, and the moment it turns dynamic its locked velocity components are gone:
+/// its rotation then keeps its bits through a spin it had as a kinematic body.
+#[test]
+fn a_kinematic_body_turned_dynamic_takes_up_its_locks() {
+    let mut w = world(0);
+    ground(&mut w, 0.5);
+    let id = w
+        .create_body(
+            &BodyDesc::kinematic(
+                Shape::cuboid(Vec3::splat(0.3)).unwrap(),
+                Vec3::new(0.0, 2.0, 0.0),
+            )
+            .angular_velocity(Vec3::new(0.0, 3.0, 1.0))
+            .locked_axes(LockedAxes::ROTATION),
+        )
+        .unwrap();
+    assert_eq!(w.body_desc(id).unwrap().locked_axes, LockedAxes::ROTATION);
+    run(&mut w, 10);
+    assert_ne!(
+        w.rotation(id).unwrap(),
+        Quat::IDENTITY,
+        "the kinematic body spun"
+    );
+    w.set_motion_type(id, joule_physics::body::MotionType::Dynamic)
+        .unwrap();
+    assert_eq!(bits(w.angular_velocity(id).unwrap()), bits(Vec3::ZERO));
+    let q = w.rotation(id).unwrap();
+    run(&mut w, 120);
+    assert_eq!(quat_bits(w.rotation(id).unwrap()), quat_bits(q));
+    assert!(w.position(id).unwrap().y < 0.5, "it fell to the ground");
+    assert_eq!(w.body_desc(id).unwrap().locked_axes, LockedAxes::ROTATION);
+}

@@ -285,3 +285,47 @@ fn compound_and_heightfield_round_trip() {
         }
     );
 }
+
+/// A body changed by hand is recorded anew in the next frame, in its slot: its old record
+/// turns NaN (as if removed) and a new record carries its new shape and motion type.
+/// Bodies not changed keep their one record.
+#[test]
+fn a_changed_body_is_recorded_anew() {
+    let (mut w, ids) = pyramid_ids(0, 2);
+    let mut r = Recorder::new(Vec::new(), &w, DT, RecordOptions::default()).unwrap();
+    w.step(DT);
+    r.record(&w, None).unwrap();
+    let changed = ids[1];
+    w.set_shape(changed, Shape::sphere(0.5).unwrap()).unwrap();
+    w.set_motion_type(changed, MotionType::Kinematic).unwrap();
+    w.step(DT);
+    r.record(&w, None).unwrap();
+    w.step(DT);
+    r.record(&w, None).unwrap();
+    let rec = Recording::read(&r.finish().unwrap()).unwrap();
+    assert_eq!(rec.bodies.len(), ids.len() + 1, "one new record");
+    let new = rec.bodies.last().unwrap();
+    assert_eq!(
+        (new.index, new.generation, new.motion),
+        (changed.index(), changed.generation(), 1)
+    );
+    assert!(
+        matches!(new.shape, RecordedShape::Sphere { .. }),
+        "{:?}",
+        new.shape
+    );
+    assert_eq!(rec.frames[1].new_bodies.len(), 1);
+    let old = ids.iter().position(|&id| id == changed).unwrap();
+    let pose = |frame: usize, record: usize| {
+        rec.frames[frame].poses[record * POSE_FLOATS..(record + 1) * POSE_FLOATS].to_vec()
+    };
+    assert!(pose(0, old).iter().all(|x| x.is_finite()));
+    assert!(
+        pose(2, old).iter().all(|x| x.is_nan()),
+        "the old record is gone"
+    );
+    assert!(
+        pose(2, ids.len()).iter().all(|x| x.is_finite()),
+        "the new one moves on"
+    );
+}

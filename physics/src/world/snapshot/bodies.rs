@@ -272,6 +272,8 @@ fn write_body(w: &mut Writer, body: &Body, hulls: &HullTable) {
         constant_torque,
         // Not state: it only tells a presentation where poses jumped.
         teleports: _,
+        // Not state either: it only tells a recorder that the body's look changed.
+        revision: _,
     } = body;
     w.u32(*set);
     w.u32(*local);
@@ -459,6 +461,7 @@ fn read_body(
         constant_force,
         constant_torque,
         teleports: 0,
+        revision: 0,
     })
 }
 
@@ -533,6 +536,7 @@ fn dead_body(generation: u32) -> Body {
         constant_force: Vec3A::ZERO,
         constant_torque: Vec3A::ZERO,
         teleports: 0,
+        revision: 0,
     }
 }
 

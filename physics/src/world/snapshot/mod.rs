@@ -298,6 +298,9 @@ impl World {
         for (slot, body) in bodies.bodies.iter_mut().enumerate() {
             let before = self.bodies.bodies.get(slot).map_or(0, |b| b.teleports);
             body.teleports = before.wrapping_add(1);
+            // And its look may have changed: a recorder records it anew.
+            let before = self.bodies.bodies.get(slot).map_or(0, |b| b.revision);
+            body.revision = before.wrapping_add(1);
         }
         self.desc = desc;
         self.bodies = bodies;
