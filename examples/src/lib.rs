@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod frame_trace;
+pub mod net_args;
 pub mod ragdoll;
 pub mod scenes;
 pub mod viewer;

@@ -32,6 +32,8 @@ pub mod server;
 pub mod sim;
 pub mod snapshot;
 pub mod transport;
+#[cfg(feature = "net-udp")]
+pub mod udp;
 
 pub use client::{Client, ClientCounts, ClientError, MirrorBody};
 pub use clock::ClockSync;
