@@ -1,7 +1,7 @@
 //! The authoritative server: it owns the [`World`], steps it at a fixed rate and streams
 //! it to each client.
 //!
-//! Every [`NetConfig::snapshot_interval`] steps, for each client:
+//! Every [`NetConfig::snapshot_interval`](super::NetConfig::snapshot_interval) steps, for each client:
 //!
 //! - **Area of interest.** The client's point and radius; an island (bodies joined by
 //!   contacts, from [`World::contacts`]) is inside when any of its bodies is, and then
