@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use joule_physics::net::LinkConditions;
+
 /// `--name value` pairs.
 #[derive(Debug, Default)]
 pub struct Args(BTreeMap<String, String>);
@@ -49,4 +51,25 @@ pub fn parse_key(hex: &str) -> Result<[u8; 32], String> {
         *k = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|e| format!("--key: {e}"))?;
     }
     Ok(key)
+}
+
+/// The simulated conditions of `--latency`, `--jitter` (seconds, one way) and `--loss`
+/// (a probability), each 0 when absent; 1% duplicated and 2% reordered when any is set.
+#[must_use]
+pub fn conditions(args: &Args) -> LinkConditions {
+    let c = LinkConditions {
+        latency: args.num("latency", 0.0),
+        jitter: args.num("jitter", 0.0),
+        loss: args.num("loss", 0.0),
+        ..LinkConditions::PERFECT
+    };
+    if c == LinkConditions::PERFECT {
+        c
+    } else {
+        LinkConditions {
+            duplicate: 0.01,
+            reorder: 0.02,
+            ..c
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! A server and two clients as separate processes over UDP on 127.0.0.1 (renet +
-//! netcode): both clients' views converge to the server's, every push reaches it; and a
+//! netcode), every datagram both ways conditioned to issue 32's 100 ms latency, 20 ms
+//! jitter and 5% loss: both clients' views converge to the server's, every push reaches
+//! it; and a
 //! client whose connect token was not made with the server's key never joins.
 
 use std::io::{BufRead, BufReader};
@@ -33,7 +35,17 @@ fn two_client_processes_converge_to_the_server_process() {
             "--seconds",
             "7",
         ])
-        .args(["--bandwidth", "200000", "--log"])
+        .args([
+            "--bandwidth",
+            "200000",
+            "--latency",
+            "0.1",
+            "--jitter",
+            "0.02",
+            "--loss",
+            "0.05",
+            "--log",
+        ])
         .arg(&server_log)
         .stdout(Stdio::piped())
         .spawn()

@@ -1,7 +1,8 @@
 //! A joule client over UDP: joins the server with a connect token, mirrors the world and
 //! pushes its sphere every half second.
 //!
-//! `net_client --server ADDR --key HEX64 --id N [--seconds 8] [--log FILE]`
+//! `net_client --server ADDR --key HEX64 --id N [--seconds 8] [--latency S --jitter S
+//! --loss P] [--log FILE]`
 //!
 //! The token is made here from the server's key because this is a demo; in a game a
 //! backend holds the key and hands out tokens. With `--log`, at the end it writes the
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use joule_examples::net_args::{Args, parse_key};
 use joule_physics::math::Vec3;
 use joule_physics::net::udp::{UdpClient, connect_token};
-use joule_physics::net::{Client, Codec, NetConfig, pump_client};
+use joule_physics::net::{Client, Codec, Conditioned, NetConfig, pump_client};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
@@ -26,7 +27,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let id: u32 = args.num("id", 1);
     let seconds: f64 = args.num("seconds", 8.0);
     let token = connect_token(32, id, server, &key, 300)?;
-    let mut udp = UdpClient::connect(token, SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let udp = UdpClient::connect(token, SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let conditions = joule_examples::net_args::conditions(&args);
+    let mut udp = Conditioned::new(udp, conditions, u64::from(id));
     let codec = Codec::new(NetConfig::default())?;
     let mut client = Client::new(codec.clone(), u64::from(id));
     let start = Instant::now();
@@ -35,9 +38,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut last_push = 0.0;
     while start.elapsed().as_secs_f64() < seconds {
         let now = start.elapsed().as_secs_f64();
-        udp.update(last.elapsed())?;
+        udp.inner_mut().update(last.elapsed())?;
         last = Instant::now();
-        if udp.is_disconnected() {
+        if udp.inner_mut().is_disconnected() {
             return Err("the server refused or dropped this client".into());
         }
         if let Some(&ball) = client.owned().first()
@@ -50,7 +53,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             last_push = now;
         }
         pump_client(&mut client, &mut udp, (), now);
-        udp.flush()?;
+        udp.advance(now);
+        udp.inner_mut().flush()?;
         std::thread::sleep(Duration::from_millis(1));
     }
     eprintln!(

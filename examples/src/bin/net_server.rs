@@ -3,7 +3,7 @@
 //! each a sphere to push with its inputs.
 //!
 //! `net_server --key HEX64 [--port 0] [--scene pyramid_big] [--rain 400] [--seconds 10]
-//! [--bandwidth 32000] [--log FILE]`
+//! [--bandwidth 32000] [--latency S --jitter S --loss P] [--log FILE]`
 //!
 //! It prints `LISTEN <addr>` once bound. With `--log`, it writes every body's position
 //! at every snapshot tick of its last three seconds as `tick net_id x y z` lines, and
@@ -19,7 +19,7 @@ use joule_jobs::JobSystem;
 use joule_physics::body::BodyDesc;
 use joule_physics::math::Vec3;
 use joule_physics::net::udp::{UdpEvent, UdpServer};
-use joule_physics::net::{Codec, NetConfig, Server, ServerDesc, pump_server};
+use joule_physics::net::{Codec, Conditioned, NetConfig, Server, ServerDesc, pump_server};
 use joule_physics::shape::Shape;
 use joule_physics::world::{World, WorldDesc};
 
@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds: f64 = args.num("seconds", 10.0);
     let bandwidth: u32 = args.num("bandwidth", 32_000);
     let log = args.get("log");
+    let conditions = joule_examples::net_args::conditions(&args);
 
     let desc = scenes::describe(kind);
     let mut world = World::new(
@@ -52,8 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..ServerDesc::default()
         },
     );
-    let mut udp = UdpServer::bind(SocketAddr::from(([127, 0, 0, 1], port)), 32, key, 8)?;
+    let udp = UdpServer::bind(SocketAddr::from(([127, 0, 0, 1], port)), 32, key, 8)?;
     println!("LISTEN {}", udp.addr());
+    // What the server sends goes through the simulated conditions (the clients
+    // condition what they send).
+    let mut udp = Conditioned::new(udp, conditions, 0x5e17);
 
     let start = Instant::now();
     let mut last = start;
@@ -66,9 +70,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if now > seconds {
             break;
         }
-        udp.update(last.elapsed())?;
+        udp.inner_mut().update(last.elapsed())?;
         last = Instant::now();
-        for event in udp.events() {
+        for event in udp.inner_mut().events() {
             match event {
                 UdpEvent::Connected(id) => {
                     // Each client's own sphere, beside the scene.
@@ -104,7 +108,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let tick_before = server.tick();
         pump_server(&mut server, &mut udp, now);
-        udp.flush();
+        udp.advance(now);
+        udp.inner_mut().flush();
         if log.is_some() && now > seconds - 3.0 {
             for tick in tick_before + 1..=server.tick() {
                 if tick.is_multiple_of(codec.config().snapshot_interval)

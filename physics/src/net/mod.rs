@@ -42,7 +42,7 @@ pub use error::{NetConfigError, WireError};
 pub use message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, ShapeDef, Spawn};
 pub use quantize::{QuantRange, Quantizer, SmallestThree};
 pub use server::{ClientId, ClientStats, Server, ServerDesc, ServerError};
-pub use sim::{LinkConditions, SimEndpoint, SimNetwork};
+pub use sim::{Conditioned, LinkConditions, SimEndpoint, SimNetwork};
 pub use snapshot::SnapshotState;
 pub use transport::{Channel, Transport, pump_client, pump_server};
 
