@@ -26,8 +26,13 @@
 //! packet is dropped and counted and the connection goes on. A token bucket per client
 //! drops packets beyond [`ServerDesc::packet_rate`] before decoding, so a flood costs the
 //! server a counter, not its tick. Input frames are buffered and applied at the step of
-//! their time stamp plus [`ServerDesc::input_delay`] (the playout-delay buffer of seed
-//! 000 §Playout delay); frames the history resends are applied once, by sequence number.
+//! their time stamp plus the input delay (the playout-delay buffer of seed 000 §Playout
+//! delay); frames the history resends are applied once, by sequence number. The delay
+//! follows the clients: the 95th percentile of each client's last 64 frame latenesses
+//! (arrival minus time stamp) plus one step, the largest over all clients, and never
+//! below [`ServerDesc::input_delay`], so every client's inputs land with the same
+//! relative timing. It only rises for now: a client whose latency falls does not lower
+//! it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -59,7 +64,8 @@ pub struct ServerDesc {
     pub packet_rate: f64,
     /// Packets a client may send at once (the bucket's size).
     pub packet_burst: f64,
-    /// Seconds after its time stamp that an input frame is applied.
+    /// The least delay, seconds after its time stamp, at which an input frame is
+    /// applied (the server raises it to its clients' latencies).
     pub input_delay: f64,
     /// Snapshots kept per client to code against once acknowledged.
     pub baselines: usize,
@@ -71,7 +77,7 @@ impl Default for ServerDesc {
             bandwidth: 32_000,
             packet_rate: 120.0,
             packet_burst: 30.0,
-            input_delay: 0.15,
+            input_delay: 0.05,
             baselines: 32,
         }
     }
@@ -118,6 +124,8 @@ struct Slot {
     sent: VecDeque<(SnapshotState, Vec<u32>)>,
     acked: Option<u32>,
     last_seq: u32,
+    /// Arrival minus time stamp of the last 64 new input frames.
+    lateness: VecDeque<f64>,
     tokens: f64,
     refilled: f64,
     stats: ClientStats,
@@ -190,6 +198,7 @@ pub struct Server {
     outgoing: Vec<(ClientId, Channel, Vec<u8>)>,
     unreplicated: usize,
     unknown_packets: u64,
+    input_delay: f64,
 }
 
 fn shape_def(shape: &Shape) -> Option<ShapeDef> {
@@ -237,7 +246,9 @@ impl Server {
             outgoing: Vec::new(),
             unreplicated: 0,
             unknown_packets: 0,
+            input_delay: 0.0,
         };
+        server.input_delay = server.desc.input_delay;
         server.sync_replication();
         server
     }
@@ -275,6 +286,12 @@ impl Server {
     #[must_use]
     pub fn body(&self, net_id: u32) -> Option<BodyId> {
         self.replicated.get(&net_id).map(|r| r.body)
+    }
+
+    /// The delay at which input frames are applied now, seconds after their time stamp.
+    #[must_use]
+    pub fn input_delay(&self) -> f64 {
+        self.input_delay
     }
 
     /// Bodies left out of replication for their shape.
@@ -321,6 +338,7 @@ impl Server {
                 sent: VecDeque::new(),
                 acked: None,
                 last_seq: 0,
+                lateness: VecDeque::new(),
                 tokens: self.desc.packet_burst,
                 refilled: f64::NEG_INFINITY,
                 stats: ClientStats::default(),
@@ -414,14 +432,27 @@ impl Server {
                         {
                             slot.acked = Some(ack);
                         }
-                        let now_tick =
-                            f64::from(self.tick) / f64::from(self.codec.config().tick_rate);
+                        let rate = f64::from(self.codec.config().tick_rate);
+                        let now_tick = f64::from(self.tick) / rate;
+                        for frame in &inputs {
+                            if frame.seq > slot.last_seq {
+                                if slot.lateness.len() == 64 {
+                                    slot.lateness.pop_front();
+                                }
+                                slot.lateness.push_back(now - frame.time);
+                            }
+                        }
+                        let mut sorted: Vec<f64> = slot.lateness.iter().copied().collect();
+                        sorted.sort_by(f64::total_cmp);
+                        if let Some(&p95) = sorted.get(sorted.len() * 95 / 100) {
+                            self.input_delay = self.input_delay.max(p95 + 1.0 / rate);
+                        }
                         for frame in inputs {
                             if frame.seq <= slot.last_seq {
                                 continue;
                             }
                             slot.last_seq = frame.seq;
-                            let at = frame.time + self.desc.input_delay;
+                            let at = frame.time + self.input_delay;
                             if at < now_tick {
                                 slot.stats.late_frames += 1;
                             }
