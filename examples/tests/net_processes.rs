@@ -72,6 +72,12 @@ fn two_client_processes_converge_to_the_server_process() {
                     &id.to_string(),
                     "--seconds",
                     "5.5",
+                    "--latency",
+                    "0.1",
+                    "--jitter",
+                    "0.02",
+                    "--loss",
+                    "0.05",
                     "--log",
                 ])
                 .arg(&log)
