@@ -10,6 +10,7 @@
 
 pub mod character_course;
 pub mod frame_trace;
+pub mod net_args;
 pub mod ragdoll;
 pub mod scenes;
 pub mod viewer;

@@ -156,6 +156,13 @@ impl Client {
         self.playout_delay
     }
 
+    /// The newest snapshot state rebuilt: every body's state at its tick, exactly as the
+    /// server quantized it.
+    #[must_use]
+    pub fn latest_state(&self) -> Option<&SnapshotState> {
+        self.states.back()
+    }
+
     /// The newest snapshot tick rebuilt (0 before any).
     #[must_use]
     pub fn newest_tick(&self) -> u32 {

@@ -32,6 +32,8 @@ pub mod server;
 pub mod sim;
 pub mod snapshot;
 pub mod transport;
+#[cfg(feature = "net-udp")]
+pub mod udp;
 
 pub use client::{Client, ClientCounts, ClientError, MirrorBody};
 pub use clock::ClockSync;
@@ -40,7 +42,7 @@ pub use error::{NetConfigError, WireError};
 pub use message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, ShapeDef, Spawn};
 pub use quantize::{QuantRange, Quantizer, SmallestThree};
 pub use server::{ClientId, ClientStats, Server, ServerDesc, ServerError};
-pub use sim::{LinkConditions, SimEndpoint, SimNetwork};
+pub use sim::{Conditioned, LinkConditions, SimEndpoint, SimNetwork};
 pub use snapshot::SnapshotState;
 pub use transport::{Channel, Transport, pump_client, pump_server};
 

@@ -1,7 +1,7 @@
 //! The authoritative server: it owns the [`World`], steps it at a fixed rate and streams
 //! it to each client.
 //!
-//! Every [`NetConfig::snapshot_interval`] steps, for each client:
+//! Every [`NetConfig::snapshot_interval`](super::NetConfig::snapshot_interval) steps, for each client:
 //!
 //! - **Area of interest.** The client's point and radius; an island (bodies joined by
 //!   contacts, from [`World::contacts`]) is inside when any of its bodies is, and then
@@ -12,9 +12,10 @@
 //!   are despawned, on the reliable channel.
 //! - **Snapshot.** The state the client will rebuild is coded against the last snapshot
 //!   it acknowledged. Islands whose quantized state changed are taken most relevant
-//!   first, `(1 + ticks since sent) / (1 + distance)`, until the client's bandwidth
-//!   budget for the tick is spent; an island left out keeps its old state on both sides
-//!   and rises in relevance until it is sent. The server keeps what each client will have
+//!   first, `(1 + ticks since the acknowledged state) / (1 + distance)`, until the
+//!   client's bandwidth budget for the tick is spent; an island left out keeps its old
+//!   state on both sides and rises in relevance until it is sent. An island larger than
+//!   the whole budget is sent in parts, stalest bodies first. The server keeps what each client will have
 //!   for every tick sent, to code against it once acknowledged.
 //! - **Entity mapping.** Each replicated body gets a net id, never reused; clients map
 //!   net ids to their own objects (seed 000 §Entity Mapping).
@@ -25,8 +26,13 @@
 //! packet is dropped and counted and the connection goes on. A token bucket per client
 //! drops packets beyond [`ServerDesc::packet_rate`] before decoding, so a flood costs the
 //! server a counter, not its tick. Input frames are buffered and applied at the step of
-//! their time stamp plus [`ServerDesc::input_delay`] (the playout-delay buffer of seed
-//! 000 §Playout delay); frames the history resends are applied once, by sequence number.
+//! their time stamp plus the input delay (the playout-delay buffer of seed 000 §Playout
+//! delay); frames the history resends are applied once, by sequence number. The delay
+//! follows the clients: the 95th percentile of each client's last 64 frame latenesses
+//! (arrival minus time stamp) plus one step, the largest over all clients, and never
+//! below [`ServerDesc::input_delay`], so every client's inputs land with the same
+//! relative timing. It only rises for now: a client whose latency falls does not lower
+//! it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -40,6 +46,9 @@ use super::error::WireError;
 use super::message::{Action, ClientMessage, MAX_TIME, NetMotion, ServerMessage, ShapeDef, Spawn};
 use super::snapshot::SnapshotState;
 use super::transport::Channel;
+
+/// The most spawns (and the most despawns) one reliable world message carries.
+pub const WORLD_CHUNK: usize = 256;
 
 /// A client's id on the server, given by the transport (a renet client id, a node of
 /// the simulated network).
@@ -55,7 +64,8 @@ pub struct ServerDesc {
     pub packet_rate: f64,
     /// Packets a client may send at once (the bucket's size).
     pub packet_burst: f64,
-    /// Seconds after its time stamp that an input frame is applied.
+    /// The least delay, seconds after its time stamp, at which an input frame is
+    /// applied (the server raises it to its clients' latencies).
     pub input_delay: f64,
     /// Snapshots kept per client to code against once acknowledged.
     pub baselines: usize,
@@ -67,7 +77,7 @@ impl Default for ServerDesc {
             bandwidth: 32_000,
             packet_rate: 120.0,
             packet_burst: 30.0,
-            input_delay: 0.15,
+            input_delay: 0.05,
             baselines: 32,
         }
     }
@@ -109,10 +119,13 @@ struct Slot {
     shapes_sent: BTreeSet<u32>,
     owned: BTreeSet<u32>,
     owned_unsent: Vec<u32>,
-    sent: VecDeque<SnapshotState>,
+    /// What the client will have for each tick sent, with the tick each body's state
+    /// was taken at.
+    sent: VecDeque<(SnapshotState, Vec<u32>)>,
     acked: Option<u32>,
-    last_sent: BTreeMap<u32, u32>,
     last_seq: u32,
+    /// Arrival minus time stamp of the last 64 new input frames.
+    lateness: VecDeque<f64>,
     tokens: f64,
     refilled: f64,
     stats: ClientStats,
@@ -185,6 +198,7 @@ pub struct Server {
     outgoing: Vec<(ClientId, Channel, Vec<u8>)>,
     unreplicated: usize,
     unknown_packets: u64,
+    input_delay: f64,
 }
 
 fn shape_def(shape: &Shape) -> Option<ShapeDef> {
@@ -232,7 +246,9 @@ impl Server {
             outgoing: Vec::new(),
             unreplicated: 0,
             unknown_packets: 0,
+            input_delay: 0.0,
         };
+        server.input_delay = server.desc.input_delay;
         server.sync_replication();
         server
     }
@@ -270,6 +286,12 @@ impl Server {
     #[must_use]
     pub fn body(&self, net_id: u32) -> Option<BodyId> {
         self.replicated.get(&net_id).map(|r| r.body)
+    }
+
+    /// The delay at which input frames are applied now, seconds after their time stamp.
+    #[must_use]
+    pub fn input_delay(&self) -> f64 {
+        self.input_delay
     }
 
     /// Bodies left out of replication for their shape.
@@ -315,8 +337,8 @@ impl Server {
                 owned_unsent: Vec::new(),
                 sent: VecDeque::new(),
                 acked: None,
-                last_sent: BTreeMap::new(),
                 last_seq: 0,
+                lateness: VecDeque::new(),
                 tokens: self.desc.packet_burst,
                 refilled: f64::NEG_INFINITY,
                 stats: ClientStats::default(),
@@ -406,18 +428,31 @@ impl Server {
                     }
                     ClientMessage::Update { ack, inputs } => {
                         if slot.acked.is_none_or(|a| ack > a)
-                            && slot.sent.iter().any(|s| s.tick == ack)
+                            && slot.sent.iter().any(|(s, _)| s.tick == ack)
                         {
                             slot.acked = Some(ack);
                         }
-                        let now_tick =
-                            f64::from(self.tick) / f64::from(self.codec.config().tick_rate);
+                        let rate = f64::from(self.codec.config().tick_rate);
+                        let now_tick = f64::from(self.tick) / rate;
+                        for frame in &inputs {
+                            if frame.seq > slot.last_seq {
+                                if slot.lateness.len() == 64 {
+                                    slot.lateness.pop_front();
+                                }
+                                slot.lateness.push_back(now - frame.time);
+                            }
+                        }
+                        let mut sorted: Vec<f64> = slot.lateness.iter().copied().collect();
+                        sorted.sort_by(f64::total_cmp);
+                        if let Some(&p95) = sorted.get(sorted.len() * 95 / 100) {
+                            self.input_delay = self.input_delay.max(p95 + 1.0 / rate);
+                        }
                         for frame in inputs {
                             if frame.seq <= slot.last_seq {
                                 continue;
                             }
                             slot.last_seq = frame.seq;
-                            let at = frame.time + self.desc.input_delay;
+                            let at = frame.time + self.input_delay;
                             if at < now_tick {
                                 slot.stats.late_frames += 1;
                             }
@@ -639,16 +674,21 @@ impl Server {
                 });
             }
         }
-        let despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
+        let mut despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
         shapes.sort_by_key(|&(id, _)| id);
         let mut owned = std::mem::take(&mut slot.owned_unsent);
         owned.sort_unstable();
-        if !(spawns.is_empty() && despawns.is_empty() && owned.is_empty()) {
+        // In messages of at most WORLD_CHUNK spawns and despawns each, so none comes
+        // near the packet limit; shapes go with the first, before the spawns that use
+        // them, and the reliable channel keeps the order.
+        while !(shapes.is_empty() && spawns.is_empty() && despawns.is_empty() && owned.is_empty()) {
+            let rest_spawns = spawns.split_off(spawns.len().min(WORLD_CHUNK));
+            let rest_despawns = despawns.split_off(despawns.len().min(WORLD_CHUNK));
             let bytes = ServerMessage::World {
-                shapes,
-                spawns,
-                despawns,
-                owned,
+                shapes: std::mem::take(&mut shapes),
+                spawns: std::mem::replace(&mut spawns, rest_spawns),
+                despawns: std::mem::replace(&mut despawns, rest_despawns),
+                owned: std::mem::take(&mut owned),
             }
             .encode(codec);
             slot.stats.world_bytes += bytes.len() as u64;
@@ -658,19 +698,32 @@ impl Server {
         // The snapshot: what changed since the acknowledged baseline, by relevance.
         let baseline = slot
             .acked
-            .and_then(|t| slot.sent.iter().find(|s| s.tick == t));
+            .and_then(|t| slot.sent.iter().find(|(s, _)| s.tick == t));
+        // A body's state in the baseline and the tick that state was taken at.
+        let in_baseline = |id: u32| -> Option<(&BodyState, u32)> {
+            let (b, fresh) = baseline?;
+            let i = b.bodies.binary_search_by_key(&id, |&(n, _)| n).ok()?;
+            Some((&b.bodies[i].1, fresh[i]))
+        };
         let moving = |i: usize| self.replicated[&ids[i]].motion != NetMotion::Static;
         let mut islands: BTreeMap<u32, (f32, u32, u64)> = BTreeMap::new();
+        // Each changed body's staleness and cost, by index.
+        let mut changed: Vec<Option<(u32, u64)>> = vec![None; n];
         for i in 0..n {
             if !inside(i) || !moving(i) {
                 continue;
             }
-            let base = baseline.and_then(|b| b.get(ids[i]));
-            if base == Some(&states[i].0) {
+            let base = in_baseline(ids[i]);
+            if base.is_some_and(|(b, _)| *b == states[i].0) {
                 continue;
             }
-            let age = tick - slot.last_sent.get(&ids[i]).copied().unwrap_or(0).min(tick);
-            let cost = super::snapshot::body_cost_bits(codec, base, &states[i].0);
+            // Staleness counts from the state the client is known to have: an island
+            // sent but not yet acknowledged stays as urgent, so it goes again in each
+            // snapshot until an acknowledged one holds it, and the budget is spent on
+            // finishing what was started rather than on starting more.
+            let age = tick - base.map_or(0, |(_, fresh)| fresh).min(tick);
+            let cost = super::snapshot::body_cost_bits(codec, base.map(|(b, _)| b), &states[i].0);
+            changed[i] = Some((age, cost));
             let e = islands
                 .entry(roots[i])
                 .or_insert((island_distance[roots[i] as usize], 0, 0));
@@ -687,35 +740,55 @@ impl Server {
             sy.total_cmp(&sx).then(x.0.cmp(&y.0))
         });
         let rate = codec.config().tick_rate as f32 / codec.config().snapshot_interval as f32;
-        let mut budget = (self.desc.bandwidth as f32 / rate * 8.0) as i64 - 128;
+        // The budget, and never more than half the packet limit.
+        let mut budget = ((self.desc.bandwidth as f32 / rate * 8.0) as i64)
+            .min(super::MAX_PACKET_BYTES as i64 * 4)
+            - 128;
         let mut chosen = BTreeSet::new();
-        for (root, _, _, cost) in order {
-            if budget >= cost as i64 || chosen.is_empty() {
+        // An island larger than the whole budget (rain4k's pile is one island of
+        // thousands) is sent in parts, its stalest bodies first, when it comes first.
+        let mut partial = BTreeSet::new();
+        for (k, &(root, _, _, cost)) in order.iter().enumerate() {
+            if budget >= cost as i64 {
                 budget -= cost as i64;
                 chosen.insert(root);
+            } else if k == 0 {
+                let mut members: Vec<(u32, u64, usize)> = (0..n)
+                    .filter(|&i| roots[i] == root)
+                    .filter_map(|i| changed[i].map(|(age, cost)| (age, cost, i)))
+                    .collect();
+                members.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
+                for (_, cost, i) in members {
+                    if budget < cost as i64 {
+                        break;
+                    }
+                    budget -= cost as i64;
+                    partial.insert(i);
+                }
             }
         }
         let mut bodies = Vec::new();
+        let mut fresh = Vec::new();
         for i in 0..n {
             if !inside(i) || !moving(i) {
                 continue;
             }
-            if chosen.contains(&roots[i]) {
+            if chosen.contains(&roots[i]) || partial.contains(&i) {
                 bodies.push((ids[i], states[i].0));
-                slot.last_sent.insert(ids[i], tick);
-            } else if let Some(b) = baseline.and_then(|b| b.get(ids[i])) {
+                fresh.push(tick);
+            } else if let Some((b, f)) = in_baseline(ids[i]) {
                 bodies.push((ids[i], *b));
+                fresh.push(f);
             }
         }
-        slot.last_sent.retain(|id, _| slot.known.contains(id));
         let next = SnapshotState { tick, bodies };
-        let bytes = ServerMessage::encode_snapshot(codec, &next, baseline);
+        let bytes = ServerMessage::encode_snapshot(codec, &next, baseline.map(|(b, _)| b));
         slot.stats.snapshot_bytes += bytes.len() as u64;
         slot.stats.snapshots += 1;
         self.outgoing.push((client, Channel::Unreliable, bytes));
-        slot.sent.push_back(next);
+        slot.sent.push_back((next, fresh));
         while slot.sent.len() > self.desc.baselines {
-            let old = slot.sent.pop_front().expect("longer than the limit");
+            let (old, _) = slot.sent.pop_front().expect("longer than the limit");
             if slot.acked == Some(old.tick) {
                 slot.acked = None;
             }

@@ -233,3 +233,103 @@ impl Transport for SimEndpoint {
         s.arrived.get_mut(&self.node)?.pop_front()
     }
 }
+
+/// Any [`Transport`] with a [`LinkConditions`] applied to what it sends: each datagram
+/// is held for `latency + U(0, jitter)` (another `jitter` with probability `reorder`),
+/// an unreliable one lost with probability `loss` or sent twice with `duplicate`, all
+/// from a seed. Reliable datagrams are only delayed, in order: the wrapped transport's
+/// reliability is real. Wrap both ends to condition both directions; call
+/// [`advance`](Self::advance) with the caller's clock to pass on what is due.
+#[derive(Debug)]
+pub struct Conditioned<T: Transport> {
+    inner: T,
+    conditions: LinkConditions,
+    rng: u64,
+    seq: u64,
+    now: f64,
+    last_reliable: f64,
+    held: Vec<Held<T::Peer>>,
+}
+
+/// A datagram held back: when it is due, its order of sending, where it goes.
+type Held<P> = (f64, u64, P, Channel, Vec<u8>);
+
+impl<T: Transport> Conditioned<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T, conditions: LinkConditions, seed: u64) -> Self {
+        Conditioned {
+            inner,
+            conditions,
+            rng: seed,
+            seq: 0,
+            now: 0.0,
+            last_reliable: 0.0,
+            held: Vec::new(),
+        }
+    }
+
+    /// The wrapped transport.
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    fn unit(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Moves the clock to `now` and sends every held datagram due by then, earliest
+    /// first.
+    pub fn advance(&mut self, now: f64) {
+        self.now = self.now.max(now);
+        let mut due = Vec::new();
+        let mut i = 0;
+        while i < self.held.len() {
+            if self.held[i].0 <= self.now {
+                due.push(self.held.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        due.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, _, to, channel, bytes) in due {
+            self.inner.send(to, channel, bytes);
+        }
+    }
+}
+
+impl<T: Transport> Transport for Conditioned<T> {
+    type Peer = T::Peer;
+
+    fn send(&mut self, to: T::Peer, channel: Channel, bytes: Vec<u8>) {
+        let c = self.conditions;
+        let mut at = self.now + c.latency + c.jitter * self.unit();
+        if self.unit() < c.reorder {
+            at += c.jitter;
+        }
+        if channel == Channel::Reliable {
+            at = at.max(self.last_reliable);
+            self.last_reliable = at;
+        } else {
+            if self.unit() < c.loss {
+                return;
+            }
+            if self.unit() < c.duplicate {
+                let again = self.now + c.latency + c.jitter * self.unit();
+                self.seq += 1;
+                self.held
+                    .push((again, self.seq, to, channel, bytes.clone()));
+            }
+        }
+        self.seq += 1;
+        self.held.push((at, self.seq, to, channel, bytes));
+    }
+
+    fn receive(&mut self) -> Option<(T::Peer, Channel, Vec<u8>)> {
+        self.inner.receive()
+    }
+}

@@ -2,7 +2,7 @@
 //! (Steam sockets, WebRTC) by implementing [`Transport`]; the tests use the
 //! [`SimNetwork`](super::sim::SimNetwork).
 //!
-//! The [`Server`](super::server::Server) and [`Client`](super::client::Client) do no I/O
+//! The [`Server`] and [`Client`] do no I/O
 //! themselves: they take the bytes that arrived and hand back the bytes to send, so one
 //! loop (see [`pump_server`] and [`pump_client`]) joins them to any transport.
 

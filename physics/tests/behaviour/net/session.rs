@@ -227,6 +227,10 @@ fn two_clients_converge_under_latency_jitter_and_loss() {
         lost > 0,
         "the network lost nothing: the test would prove nothing"
     );
+    // The server's input playout delay follows the clients: above the 100 ms one-way
+    // latency (seed 000 §Playout delay), below it plus the jitter, a step and slack.
+    let delay = s.server.input_delay();
+    assert!((0.1..0.2).contains(&delay), "input delay {delay} s");
     // Issue 32's target: the p99 visible error within 5 cm of the server's pose at the
     // client's presentation time.
     assert!(p99 < 0.05, "p99 error {p99} m");
