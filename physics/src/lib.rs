@@ -33,8 +33,9 @@
 //!
 //! The game-level parts sit above the world and use only its public surface, as a game
 //! does: [`game`] (the fixed-step clock and the interpolated presentation) and
-//! [`character`] (character controllers over the world's queries); networking will join
-//! them. Everyday code needs only [`prelude`].
+//! [`character`] (character controllers over the world's queries), and `net` (the
+//! authoritative server, its clients and the wire codec, behind the `net` cargo feature).
+//! Everyday code needs only [`prelude`].
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
