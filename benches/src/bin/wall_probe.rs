@@ -1,0 +1,86 @@
+//! The smallest case of issue 33 item 1: a one-box-deep pyramid wall (pyramid_big's
+//! geometry, `base` boxes wide at the bottom) stepped at 1/60 s, printing once a second
+//! the top box's sideways lean across the wall's thin axis (z), the worst sideways drift
+//! of any box and the top's sag, for joule with chosen solver settings or for Box3D
+//! (with `--features peer-box3d`) at its defaults (4 substeps, 30 Hz).
+//!
+//! `cargo run --release -p joule-benches --features peer-box3d --bin wall_probe --
+//! ENGINE BASE SECONDS [SUBSTEPS HERTZ]`, ENGINE `joule` or `box3d`.
+
+use joule_benches::peers::Engine;
+use joule_benches::peers::joule::JouleEngine;
+use joule_examples::scenes::{BodySpec, SceneDesc, SceneKind, ShapeDesc};
+use joule_physics::dynamics::solver::SolverSettings;
+use joule_physics::math::Vec3;
+
+/// pyramid_big's wall, `base` boxes at the bottom, on a ground box whose top is y = 0.
+fn wall(base: usize) -> SceneDesc {
+    let mut desc = SceneDesc::new(SceneKind::PyramidBig);
+    let ground = desc.add_shape(ShapeDesc::Cuboid {
+        half: Vec3::new(base as f32 / 2.0 + 6.0, 0.5, 7.0),
+    });
+    desc.add_body(BodySpec::fixed(ground, Vec3::new(0.0, -0.5, 0.0)));
+    let unit = desc.add_shape(ShapeDesc::Cuboid {
+        half: Vec3::splat(0.5),
+    });
+    for row in 0..base {
+        let n = base - row;
+        for j in 0..n {
+            let x = j as f32 - (n as f32 - 1.0) / 2.0;
+            desc.add_body(BodySpec {
+                can_sleep: false,
+                ..BodySpec::dynamic(unit, Vec3::new(x, 0.5 + row as f32, 0.0))
+            });
+        }
+    }
+    desc.tops.push(desc.bodies.len() - 1);
+    desc
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
+    let engine_name = arg(1, "joule");
+    let base: usize = arg(2, "40").parse().expect("BASE: a whole number");
+    let seconds: f32 = arg(3, "20").parse().expect("SECONDS: a number");
+    let substeps: u32 = arg(4, "4").parse().expect("SUBSTEPS: a whole number");
+    let hertz: f32 = arg(5, "30").parse().expect("HERTZ: a number");
+    let desc = wall(base);
+    let mut engine: Box<dyn Engine> = match engine_name.as_str() {
+        "joule" => {
+            let solver = SolverSettings {
+                substeps,
+                contact_hertz: hertz,
+                ..SolverSettings::default()
+            };
+            Box::new(JouleEngine::with_solver(&desc, 1, solver).expect("joule builds the wall"))
+        }
+        #[cfg(feature = "peer-box3d")]
+        "box3d" => Box::new(
+            joule_benches::peers::box3d::Box3dEngine::new(&desc, 1).expect("Box3D builds the wall"),
+        ),
+        other => panic!("unknown engine {other} (box3d needs --features peer-box3d)"),
+    };
+    let start = engine.dynamic_positions();
+    let top = start.len() - 1;
+    let steps_per_second = (1.0 / desc.dt).round() as usize;
+    println!("engine {engine_name} base {base} substeps {substeps} hertz {hertz}");
+    println!("t_s\ttop_lean_cm\tworst_drift_cm\ttop_sag_cm");
+    for second in 1..=seconds.ceil() as usize {
+        for _ in 0..steps_per_second {
+            engine.step();
+        }
+        let now = engine.dynamic_positions();
+        let drift = now
+            .iter()
+            .zip(&start)
+            .map(|(p, q)| ((p[0] - q[0]).powi(2) + (p[2] - q[2]).powi(2)).sqrt())
+            .fold(0.0f32, f32::max);
+        println!(
+            "{second}\t{:.2}\t{:.2}\t{:.2}",
+            100.0 * (now[top][2] - start[top][2]),
+            100.0 * drift,
+            100.0 * (start[top][1] - now[top][1]),
+        );
+    }
+}
