@@ -5,7 +5,9 @@
 //! (with `--features peer-box3d`) at its defaults (4 substeps, 30 Hz).
 //!
 //! `cargo run --release -p joule-benches --features peer-box3d --bin wall_probe --
-//! ENGINE BASE SECONDS [SUBSTEPS HERTZ]`, ENGINE `joule` or `box3d`.
+//! ENGINE BASE SECONDS [SUBSTEPS HERTZ]`, ENGINE `joule` or `box3d`; `joulepts` prints
+//! instead the manifolds (points, separations, normal and friction impulses) of one
+//! second-row box after 2 s of joule.
 
 use joule_benches::peers::Engine;
 use joule_benches::peers::joule::JouleEngine;
@@ -54,6 +56,41 @@ fn main() {
                 ..SolverSettings::default()
             };
             Box::new(JouleEngine::with_solver(&desc, 1, solver).expect("joule builds the wall"))
+        }
+        "joulepts" => {
+            // Diagnostic: the manifolds of the bottom-row middle box after 2 s.
+            let mut world = joule_physics::world::World::new(
+                joule_physics::world::WorldDesc {
+                    gravity: desc.gravity,
+                    solver: SolverSettings {
+                        substeps,
+                        contact_hertz: hertz,
+                        ..SolverSettings::default()
+                    },
+                    ..Default::default()
+                },
+                joule_jobs::JobSystem::new(0).expect("jobs"),
+            );
+            let scene = joule_examples::scenes::build_desc(&desc, &mut world).expect("scene");
+            for _ in 0..120 {
+                world.step(desc.dt);
+            }
+            let probe = scene.bodies[base / 2 + base];
+            println!("body at {:?}", world.position(probe).expect("live"));
+            for c in world.contacts_of(probe).expect("live") {
+                println!(
+                    "normal {:?} touching {}",
+                    c.normal_from(probe),
+                    c.is_touching()
+                );
+                for p in c.points() {
+                    println!(
+                        "  at {:?} sep {:.5} n {:.3} f {:?}",
+                        p.position, p.separation, p.normal_impulse, p.friction_impulse
+                    );
+                }
+            }
+            return;
         }
         #[cfg(feature = "peer-box3d")]
         "box3d" => Box::new(
