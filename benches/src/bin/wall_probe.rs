@@ -2,10 +2,12 @@
 //! geometry, `base` boxes wide at the bottom) stepped at 1/60 s, printing once a second
 //! the top box's sideways lean across the wall's thin axis (z), the worst sideways drift
 //! of any box and the top's sag, for joule with chosen solver settings or for Box3D
-//! (with `--features peer-box3d`) at its defaults (4 substeps, 30 Hz).
+//! (with `--features peer-box3d`) at its defaults (4 substeps, 30 Hz); FRICTION sets the
+//! boxes' friction coefficient (the scene's by default), GAP the space between the boxes
+//! of a row (0 by default: they touch, as in pyramid_big).
 //!
 //! `cargo run --release -p joule-benches --features peer-box3d --bin wall_probe --
-//! ENGINE BASE SECONDS [SUBSTEPS HERTZ]`, ENGINE `joule` or `box3d`; `joulepts` prints
+//! ENGINE BASE SECONDS [SUBSTEPS HERTZ [FRICTION [GAP]]]`, ENGINE `joule` or `box3d`; `joulepts` prints
 //! instead the manifolds (points, separations, normal and friction impulses) of one
 //! second-row box after 2 s of joule.
 
@@ -16,7 +18,7 @@ use joule_physics::dynamics::solver::SolverSettings;
 use joule_physics::math::Vec3;
 
 /// pyramid_big's wall, `base` boxes at the bottom, on a ground box whose top is y = 0.
-fn wall(base: usize) -> SceneDesc {
+fn wall(base: usize, friction: Option<f32>, gap: f32) -> SceneDesc {
     let mut desc = SceneDesc::new(SceneKind::PyramidBig);
     let ground = desc.add_shape(ShapeDesc::Cuboid {
         half: Vec3::new(base as f32 / 2.0 + 6.0, 0.5, 7.0),
@@ -28,11 +30,14 @@ fn wall(base: usize) -> SceneDesc {
     for row in 0..base {
         let n = base - row;
         for j in 0..n {
-            let x = j as f32 - (n as f32 - 1.0) / 2.0;
+            let x = (j as f32 - (n as f32 - 1.0) / 2.0) * (1.0 + gap);
             desc.add_body(BodySpec {
                 can_sleep: false,
                 ..BodySpec::dynamic(unit, Vec3::new(x, 0.5 + row as f32, 0.0))
             });
+            if let Some(f) = friction {
+                desc.bodies.last_mut().expect("just added").friction = f;
+            }
         }
     }
     desc.tops.push(desc.bodies.len() - 1);
@@ -47,7 +52,11 @@ fn main() {
     let seconds: f32 = arg(3, "20").parse().expect("SECONDS: a number");
     let substeps: u32 = arg(4, "4").parse().expect("SUBSTEPS: a whole number");
     let hertz: f32 = arg(5, "30").parse().expect("HERTZ: a number");
-    let desc = wall(base);
+    let friction: Option<f32> = args.get(6).map(|f| f.parse().expect("FRICTION: a number"));
+    let gap: f32 = args
+        .get(7)
+        .map_or(0.0, |g| g.parse().expect("GAP: a number"));
+    let desc = wall(base, friction, gap);
     let mut engine: Box<dyn Engine> = match engine_name.as_str() {
         "joule" => {
             let solver = SolverSettings {
@@ -91,6 +100,13 @@ fn main() {
                 }
             }
             return;
+        }
+        #[cfg(feature = "peer-box3d")]
+        "box3d-norecycle" => {
+            let mut e = joule_benches::peers::box3d::Box3dEngine::new(&desc, 1)
+                .expect("Box3D builds the wall");
+            e.set_contact_recycle_distance(0.0);
+            Box::new(e)
         }
         #[cfg(feature = "peer-box3d")]
         "box3d" => Box::new(

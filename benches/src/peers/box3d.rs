@@ -210,6 +210,15 @@ impl Box3dEngine {
     }
 }
 
+impl Box3dEngine {
+    /// Sets Box3D's contact recycle distance (its default is 5 cm; 0 recomputes every
+    /// manifold every step, as joule does): `wall_probe` compares the two.
+    pub fn set_contact_recycle_distance(&mut self, distance: f32) {
+        // SAFETY: the world is live.
+        unsafe { b3::b3World_SetContactRecycleDistance(self.world, distance) };
+    }
+}
+
 impl Engine for Box3dEngine {
     fn step(&mut self) {
         // SAFETY: the world is live; the task callbacks' job system outlives it.
