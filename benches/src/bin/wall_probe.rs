@@ -7,7 +7,9 @@
 //! of a row (0 by default: they touch, as in pyramid_big).
 //!
 //! `cargo run --release -p joule-benches --features peer-box3d --bin wall_probe --
-//! ENGINE BASE SECONDS [SUBSTEPS HERTZ [FRICTION [GAP]]]`, ENGINE `joule` or `box3d`; `joulepts` prints
+//! ENGINE BASE SECONDS [SUBSTEPS HERTZ [FRICTION [GAP]]]`, ENGINE `joule`, `box3d` or
+//! `box3d-norecycle` (Box3D with the contact recycle distance of `BOX3D_RECYCLE`, 0 m
+//! unless set); `joulepts` prints
 //! instead the manifolds (points, separations, normal and friction impulses) of one
 //! second-row box after 2 s of joule.
 
@@ -105,7 +107,11 @@ fn main() {
         "box3d-norecycle" => {
             let mut e = joule_benches::peers::box3d::Box3dEngine::new(&desc, 1)
                 .expect("Box3D builds the wall");
-            e.set_contact_recycle_distance(0.0);
+            let distance = std::env::var("BOX3D_RECYCLE")
+                .ok()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(0.0);
+            e.set_contact_recycle_distance(distance);
             Box::new(e)
         }
         #[cfg(feature = "peer-box3d")]
