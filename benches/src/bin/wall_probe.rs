@@ -11,7 +11,7 @@
 //! `box3d-norecycle` (Box3D with the contact recycle distance of `BOX3D_RECYCLE`, 0 m
 //! unless set); `joulepts` prints
 //! instead the manifolds (points, separations, normal and friction impulses) of one
-//! second-row box after 2 s of joule.
+//! second-row box after 2 s of joule, `box3dpts` the same box's in Box3D.
 
 use joule_benches::peers::Engine;
 use joule_benches::peers::joule::JouleEngine;
@@ -101,6 +101,17 @@ fn main() {
                     );
                 }
             }
+            return;
+        }
+        #[cfg(feature = "peer-box3d")]
+        "box3dpts" => {
+            // Box3D's manifolds of the box `joulepts` prints, after 2 s.
+            let mut e = joule_benches::peers::box3d::Box3dEngine::new(&desc, 1)
+                .expect("Box3D builds the wall");
+            for _ in 0..120 {
+                e.step();
+            }
+            print!("{}", e.contact_dump(base / 2 + base));
             return;
         }
         #[cfg(feature = "peer-box3d")]
