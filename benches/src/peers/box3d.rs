@@ -210,6 +210,66 @@ impl Box3dEngine {
     }
 }
 
+impl Box3dEngine {
+    /// Sets Box3D's contact recycle distance (its default is 5 cm; 0 recomputes every
+    /// manifold every step, as joule does): `wall_probe` compares the two.
+    pub fn set_contact_recycle_distance(&mut self, distance: f32) {
+        // SAFETY: the world is live.
+        unsafe { b3::b3World_SetContactRecycleDistance(self.world, distance) };
+    }
+
+    /// The touching manifolds of dynamic body `k` (creation order among the dynamic
+    /// bodies), one line per point: world point (body's centre plus anchor), separation,
+    /// normal impulse; each manifold's normal and central friction first. For comparing
+    /// manifolds with joule's (`wall_probe box3dpts`).
+    #[must_use]
+    pub fn contact_dump(&self, k: usize) -> String {
+        use std::fmt::Write as _;
+        let body = self.dynamic[k];
+        let mut out = String::new();
+        // SAFETY: `body` is a live body of the live world; the buffer holds `capacity`
+        // entries and Box3D writes at most that many.
+        unsafe {
+            let capacity = b3::b3Body_GetContactCapacity(body);
+            let mut data = Vec::with_capacity(capacity.max(0) as usize);
+            let n = b3::b3Body_GetContactData(body, data.as_mut_ptr(), capacity);
+            data.set_len(n.max(0) as usize);
+            let c = b3::b3Body_GetWorldCenter(body);
+            let _ = writeln!(out, "body centre ({:.5}, {:.5}, {:.5})", c.x, c.y, c.z);
+            for d in &data {
+                let a = b3::b3Shape_GetBody(d.shapeIdA);
+                let ca = b3::b3Body_GetWorldCenter(a);
+                for m in 0..d.manifoldCount.max(0) as usize {
+                    let mf = &*d.manifolds.add(m);
+                    let _ = writeln!(
+                        out,
+                        "normal ({:.6}, {:.6}, {:.6}) friction ({:.3}, {:.3}, {:.3}) twist {:.3}",
+                        mf.normal.x,
+                        mf.normal.y,
+                        mf.normal.z,
+                        mf.frictionImpulse.x,
+                        mf.frictionImpulse.y,
+                        mf.frictionImpulse.z,
+                        mf.twistImpulse
+                    );
+                    for p in &mf.points[..mf.pointCount.max(0) as usize] {
+                        let _ = writeln!(
+                            out,
+                            "  at ({:.5}, {:.5}, {:.5}) sep {:.5} n {:.3}",
+                            ca.x + p.anchorA.x,
+                            ca.y + p.anchorA.y,
+                            ca.z + p.anchorA.z,
+                            p.separation,
+                            p.normalImpulse
+                        );
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 impl Engine for Box3dEngine {
     fn step(&mut self) {
         // SAFETY: the world is live; the task callbacks' job system outlives it.

@@ -2,6 +2,7 @@
 
 use joule_examples::scenes::{self, Scene, SceneDesc};
 use joule_jobs::JobSystem;
+use joule_physics::dynamics::solver::SolverSettings;
 use joule_physics::world::{World, WorldDesc};
 
 use super::Engine;
@@ -16,10 +17,20 @@ pub struct JouleEngine {
 impl JouleEngine {
     /// Builds `desc` with `threads - 1` workers beside the stepping thread.
     pub fn new(desc: &SceneDesc, threads: usize) -> Result<Self, String> {
+        Self::with_solver(desc, threads, SolverSettings::default())
+    }
+
+    /// Builds `desc` as [`JouleEngine::new`] does, with the solver settings `solver`.
+    pub fn with_solver(
+        desc: &SceneDesc,
+        threads: usize,
+        solver: SolverSettings,
+    ) -> Result<Self, String> {
         let jobs = JobSystem::new(threads.saturating_sub(1)).map_err(|e| e.to_string())?;
         let mut world = World::new(
             WorldDesc {
                 gravity: desc.gravity,
+                solver,
                 ..WorldDesc::default()
             },
             jobs,
