@@ -442,7 +442,8 @@ impl World {
         validate_vector(v)?;
         self.require_moving(id)?;
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        self.bodies.sim_mut(id)?.linear_velocity = v.into();
+        let locks = self.dynamic_locks(id)?;
+        self.bodies.sim_mut(id)?.linear_velocity = locks.free_linear(v.into());
         Ok(())
     }
 
@@ -451,8 +452,21 @@ impl World {
         validate_vector(w)?;
         self.require_moving(id)?;
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        self.bodies.sim_mut(id)?.angular_velocity = w.into();
+        let locks = self.dynamic_locks(id)?;
+        self.bodies.sim_mut(id)?.angular_velocity = locks.free_angular(w.into());
         Ok(())
+    }
+
+    /// The locks that bind `id`'s velocities: its `LockedAxes` if it is dynamic, none
+    /// for a kinematic body (it moves as its velocity says). Velocity setters and impulses
+    /// drop the locked components at once, so what is read back is what the step uses.
+    fn dynamic_locks(&self, id: BodyId) -> Result<crate::body::LockedAxes, PhysicsError> {
+        let b = self.bodies.get(id)?;
+        Ok(if b.motion_type == MotionType::Dynamic {
+            b.locked_axes
+        } else {
+            crate::body::LockedAxes::empty()
+        })
     }
 
     fn require_moving(&self, id: BodyId) -> Result<(), PhysicsError> {
@@ -657,8 +671,9 @@ impl World {
         validate_vector(impulse)?;
         self.require_dynamic(id)?;
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let locks = self.dynamic_locks(id)?;
         let sim = self.bodies.sim_mut(id)?;
-        sim.linear_velocity += sim.inv_mass * Vec3A::from(impulse);
+        sim.linear_velocity += locks.free_linear(sim.inv_mass * Vec3A::from(impulse));
         Ok(())
     }
 
@@ -673,11 +688,12 @@ impl World {
         validate_position(point)?;
         self.require_dynamic(id)?;
         island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let locks = self.dynamic_locks(id)?;
         let sim = self.bodies.sim_mut(id)?;
         let j = Vec3A::from(impulse);
-        sim.linear_velocity += sim.inv_mass * j;
+        sim.linear_velocity += locks.free_linear(sim.inv_mass * j);
         let r = Vec3A::from(point) - sim.center;
-        sim.angular_velocity += sim.inv_inertia_world() * cross(r, j);
+        sim.angular_velocity += locks.project_angular(sim.inv_inertia_world()) * cross(r, j);
         Ok(())
     }
 

@@ -391,3 +391,35 @@ fn a_kinematic_body_turned_dynamic_takes_up_its_locks() {
     assert!(w.position(id).unwrap().y < 0.5, "it fell to the ground");
     assert_eq!(w.body_desc(id).unwrap().locked_axes, LockedAxes::ROTATION);
 }
+
+/// Velocity setters and impulses drop a dynamic body's locked components at once: what
+/// is read back is what the step will use.
+#[test]
+fn velocities_set_on_a_locked_body_read_back_without_their_locked_parts() {
+    let mut w = world(0);
+    let id = w
+        .create_body(
+            &BodyDesc::dynamic(
+                Shape::cuboid(Vec3::splat(0.3)).unwrap(),
+                Vec3::new(0.0, 2.0, 0.0),
+            )
+            .locked_axes(LockedAxes::PLANE_XY),
+        )
+        .unwrap();
+    w.set_linear_velocity(id, Vec3::new(1.0, 2.0, 3.0)).unwrap();
+    w.set_angular_velocity(id, Vec3::new(4.0, 5.0, 6.0))
+        .unwrap();
+    assert_eq!(w.linear_velocity(id).unwrap(), Vec3::new(1.0, 2.0, 0.0));
+    assert_eq!(w.angular_velocity(id).unwrap(), Vec3::new(0.0, 0.0, 6.0));
+    w.apply_impulse_at(id, Vec3::new(0.0, 0.0, 50.0), Vec3::new(0.3, 2.3, 0.0))
+        .unwrap();
+    let (v, a) = (
+        w.linear_velocity(id).unwrap(),
+        w.angular_velocity(id).unwrap(),
+    );
+    assert_eq!(
+        (v.z.to_bits(), a.x.to_bits(), a.y.to_bits()),
+        (0, 0, 0),
+        "{v} {a}"
+    );
+}
