@@ -230,7 +230,8 @@ impl World {
             Vec::new()
         };
         for (index, body) in self.bodies.bodies.iter().enumerate() {
-            if !body.alive {
+            // A disabled body takes no part in the world, so it is not drawn either.
+            if !body.alive || body.disabled {
                 continue;
             }
             let index = index as u32;

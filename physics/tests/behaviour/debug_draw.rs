@@ -509,3 +509,25 @@ fn ball_joint_lines_end_at_the_bodies_anchor_points() {
         }
     }
 }
+
+/// A disabled body takes no part in the world and is not drawn; enabled again, it is.
+#[test]
+fn a_disabled_body_is_not_drawn() {
+    let mut w = world(0);
+    let id = w
+        .create_body(&BodyDesc::dynamic(
+            Shape::cuboid(Vec3::ONE).unwrap(),
+            Vec3::ZERO,
+        ))
+        .unwrap();
+    let lines = |w: &World| {
+        let mut r = Recorder::default();
+        w.debug_draw(&mut r, &DebugDrawOptions::default());
+        r.lines.len()
+    };
+    assert_eq!(lines(&w), 12);
+    w.set_enabled(id, false).unwrap();
+    assert_eq!(lines(&w), 0);
+    w.set_enabled(id, true).unwrap();
+    assert_eq!(lines(&w), 12);
+}
