@@ -205,6 +205,31 @@ pub fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
     quat_normalize(a + (b - a) * t)
 }
 
+/// The 3-vector dot product `(a.x b.x + a.y b.y) + a.z b.z`, unfused, in that order on
+/// every back-end: the order glam's SSE2 `Vec3A::dot` uses, so x86-64 bits are unchanged,
+/// without the fourth `+0` lane glam's NEON code adds (which turns a `-0` result into
+/// `+0`).
+#[must_use]
+#[inline]
+pub fn dot(a: Vec3A, b: Vec3A) -> f32 {
+    (a.x * b.x + a.y * b.y) + a.z * b.z
+}
+
+/// `|v|²` as [`dot`]`(v, v)`.
+#[must_use]
+#[inline]
+pub fn length_squared(v: Vec3A) -> f32 {
+    dot(v, v)
+}
+
+/// `|v|` as the square root of [`length_squared`] (IEEE `sqrt` is correctly rounded on
+/// every back-end).
+#[must_use]
+#[inline]
+pub fn length(v: Vec3A) -> f32 {
+    length_squared(v).sqrt()
+}
+
 /// The cross product `a × b`, unfused on every back-end (see the [module docs](self)).
 #[must_use]
 #[inline]
@@ -223,7 +248,7 @@ pub fn cross(a: Vec3A, b: Vec3A) -> Vec3A {
 pub fn rotate(q: Quat, v: Vec3A) -> Vec3A {
     let u = Vec3A::new(q.x, q.y, q.z);
     let w = q.w;
-    v * (w * w - u.dot(u)) + u * (v.dot(u) * 2.0) + cross(u, v) * (w * 2.0)
+    v * (w * w - dot(u, u)) + u * (dot(v, u) * 2.0) + cross(u, v) * (w * 2.0)
 }
 
 /// [`rotate`] for a `Vec3`.
@@ -253,7 +278,7 @@ pub fn quat_mul(a: Quat, b: Quat) -> Quat {
 #[must_use]
 #[inline]
 pub fn normalize(v: Vec3A) -> Vec3A {
-    v / v.length()
+    v / length(v)
 }
 
 /// The shortest rotation taking the unit vector `from` to the unit vector `to` (glam's
@@ -352,6 +377,34 @@ pub fn slerp(a: Quat, b: Quat, t: f32) -> Quat {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dot_matches_sse2_order_bit_for_bit_with_signed_zeros() {
+        use glam::Vec3A;
+        // -0 · 1 summed three times is -0 in SSE2's order; NEON's +0 fourth lane gave +0.
+        let z = super::dot(Vec3A::splat(-0.0), Vec3A::ONE);
+        assert_eq!(z.to_bits(), (-0.0f32).to_bits());
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let r = (state >> 33) as u32;
+            match r % 8 {
+                0 => 0.0,
+                1 => -0.0,
+                _ => (r as f32 / u32::MAX as f32 - 0.5) * 200.0,
+            }
+        };
+        for _ in 0..100_000 {
+            let a = Vec3A::new(next(), next(), next());
+            let b = Vec3A::new(next(), next(), next());
+            let want = (a.x * b.x + a.y * b.y) + a.z * b.z;
+            assert_eq!(super::dot(a, b).to_bits(), want.to_bits(), "{a} . {b}");
+            #[cfg(all(target_arch = "x86_64", not(feature = "glam-scalar-math")))]
+            assert_eq!(super::dot(a, b).to_bits(), a.dot(b).to_bits(), "{a} . {b}");
+        }
+    }
+
     use super::*;
 
     #[test]
