@@ -45,7 +45,7 @@ pub struct RayHit {
 ///     predicate: Some(&only_far),
 ///     ..QueryFilter::default()
 /// };
-/// let hit = world.cast_ray(Vec3::ZERO, Vec3::new(10.0, 0.0, 0.0), &filter).unwrap();
+/// let hit = world.ray_cast(&Ray::new(Vec3::ZERO, Vec3::X, 10.0), &filter).unwrap();
 /// assert_eq!(hit.body, far);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

@@ -749,12 +749,26 @@ impl World {
         self.events.sort();
     }
 
-    /// The closest body hit by the ray from `origin` along `direction` (whose length is
-    /// the ray's length), if any: the older form of [`World::ray_cast`], which takes the
-    /// ray as one [`Ray`](crate::ray::Ray) value and is the one to use
-    /// (`world.ray_cast(&Ray::new(origin, direction, 1.0), filter)` is this call, with
-    /// `toi` for `fraction`).
+    /// The closest body hit by the segment from `origin` to `origin + direction`: the
+    /// older form of [`World::ray_cast`], the one ray call, which takes the ray as a
+    /// [`Ray`](crate::ray::Ray) value; `world.ray_cast(&Ray::new(origin, direction, 1.0),
+    /// filter)` is this call, with `toi` for `fraction`.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `World::ray_cast(&Ray::new(origin, direction, 1.0), filter)`"
+    )]
     pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
+        self.segment_closest(origin, direction, filter)
+    }
+
+    /// The closest hit along a segment; what [`World::ray_cast`] and the batch
+    /// [`World::cast_rays`] run.
+    pub(crate) fn segment_closest(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        filter: &QueryFilter,
+    ) -> Option<RayHit> {
         if !origin.is_finite() || !direction.is_finite() {
             return None;
         }
@@ -767,10 +781,24 @@ impl World {
         )
     }
 
-    /// Every body hit by the ray, closest first: the older form of
+    /// Every body hit by the segment, closest first: the older form of
     /// [`World::ray_cast_all`].
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `World::ray_cast_all(&Ray::new(origin, direction, 1.0), filter)`"
+    )]
     #[must_use]
     pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
+        self.segment_all(origin, direction, filter)
+    }
+
+    /// Every hit along a segment, closest first; what [`World::ray_cast_all`] runs.
+    pub(crate) fn segment_all(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        filter: &QueryFilter,
+    ) -> Vec<RayHit> {
         let mut out = Vec::new();
         if origin.is_finite() && direction.is_finite() {
             query::cast_ray_all(

@@ -94,7 +94,7 @@ impl World {
         if !(ray.max_toi.is_finite() && ray.max_toi >= 0.0) {
             return None;
         }
-        self.cast_ray(ray.origin, ray.dir * ray.max_toi, filter)
+        self.segment_closest(ray.origin, ray.dir * ray.max_toi, filter)
             .map(|hit| RayIntersection::from_hit(ray, hit))
     }
 
@@ -104,7 +104,7 @@ impl World {
         if !(ray.max_toi.is_finite() && ray.max_toi >= 0.0) {
             return Vec::new();
         }
-        self.cast_ray_all(ray.origin, ray.dir * ray.max_toi, filter)
+        self.segment_all(ray.origin, ray.dir * ray.max_toi, filter)
             .into_iter()
             .map(|hit| RayIntersection::from_hit(ray, hit))
             .collect()

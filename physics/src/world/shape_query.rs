@@ -147,7 +147,7 @@ impl World {
         SceneQuery::new(&self.bodies, &self.broad_phase)
     }
 
-    /// Casts every ray of `rays` (like [`cast_ray`](World::cast_ray)) in parallel on the
+    /// Casts every ray of `rays` (like [`ray_cast`](World::ray_cast), as segments) in parallel on the
     /// world's job system; `out` gets one result per ray, in order.
     pub fn cast_rays(
         &self,
@@ -161,7 +161,7 @@ impl World {
             .parallel_for_slice(out, BATCH_GRAIN, |start, chunk| {
                 for (k, slot) in chunk.iter_mut().enumerate() {
                     let r = &rays[start + k];
-                    *slot = self.cast_ray(r.origin, r.direction, filter);
+                    *slot = self.segment_closest(r.origin, r.direction, filter);
                 }
             });
     }

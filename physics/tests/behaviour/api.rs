@@ -117,14 +117,14 @@ fn ray_struct_and_whole_ray_cast_agree() {
     assert!((hit.toi - 2.25).abs() < 1e-5, "{}", hit.toi);
     assert!((ray.point_at(hit.toi) - hit.point).length() < 1e-5);
     assert!((hit.normal - Vec3::NEG_X).length() < 1e-5);
+    // A direction that is not unit: toi is in its units (here a fraction of 20 m).
     let whole = w
-        .cast_ray(
-            Vec3::ZERO,
-            Vec3::new(20.0, 0.0, 0.0),
+        .ray_cast(
+            &Ray::new(Vec3::ZERO, Vec3::new(20.0, 0.0, 0.0), 1.0),
             &QueryFilter::default(),
         )
         .unwrap();
-    assert!((whole.fraction * 10.0 - hit.toi).abs() < 1e-5);
+    assert!((whole.toi * 10.0 - hit.toi).abs() < 1e-5);
     let short = Ray::new(Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), 2.0);
     assert!(
         w.ray_cast(&short, &QueryFilter::default()).is_none(),

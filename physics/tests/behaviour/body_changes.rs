@@ -12,6 +12,7 @@ use joule_physics::joint::{AxisDrive, JointDesc, JointKind};
 use joule_physics::mass::MassSpec;
 use joule_physics::material::MaterialId;
 use joule_physics::math::{Isometry, Quat, Vec3, Vec3A};
+use joule_physics::ray::Ray;
 use joule_physics::shape::{CompoundChild, Shape};
 use joule_physics::snapshot::DynamicSnapshot;
 use joule_physics::world::World;
@@ -530,9 +531,8 @@ fn compound_children_are_added_removed_and_replaced() {
     let mass = |w: &World| w.mass(id).unwrap();
     assert!((mass(&w) - 2000.0).abs() < 0.1);
     let hits = |w: &World, x: f32| {
-        w.cast_ray(
-            Vec3::new(x, 5.0, 0.0),
-            Vec3::new(0.0, -10.0, 0.0),
+        w.ray_cast(
+            &Ray::new(Vec3::new(x, 5.0, 0.0), Vec3::NEG_Y, 10.0),
             &Default::default(),
         )
         .is_some()
@@ -579,9 +579,8 @@ fn a_disabled_body_takes_no_part_until_enabled() {
     assert_eq!(w.position(c).unwrap(), Vec3::new(0.0, 2.0, 0.0), "it hangs");
     assert_eq!(w.awake_body_count(), 0);
     let hit = w
-        .cast_ray(
-            Vec3::new(0.0, 5.0, 0.0),
-            Vec3::new(0.0, -10.0, 0.0),
+        .ray_cast(
+            &Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y, 10.0),
             &Default::default(),
         )
         .unwrap();

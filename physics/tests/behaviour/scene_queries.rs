@@ -10,6 +10,7 @@ use joule_physics::filter::LayerTable;
 use joule_physics::listener::{StepListenerContext, StepPhase};
 use joule_physics::math::{Isometry, Vec3, Vec3A};
 use joule_physics::query::QueryFilter;
+use joule_physics::ray::Ray;
 use joule_physics::shape::Shape;
 use joule_physics::shape_query::{ShapeCastOptions, ShapeContact};
 use joule_physics::world::WorldDesc;
@@ -201,7 +202,7 @@ fn query_filter_layers_exclusion_list_and_predicate() {
         })
         .collect();
     let ray = |f: &QueryFilter| {
-        w.cast_ray(Vec3::ZERO, Vec3::new(10.0, 0.0, 0.0), f)
+        w.ray_cast(&Ray::new(Vec3::ZERO, Vec3::X, 10.0), f)
             .map(|h| h.body)
     };
     assert_eq!(ray(&QueryFilter::default()), Some(ids[0]));

@@ -5,6 +5,7 @@ use joule_physics::body::{BodyDesc, BodyId};
 use joule_physics::math::{Isometry, Quat, Vec2, Vec3, Vec3A};
 use joule_physics::narrow_phase::closest_points;
 use joule_physics::query::QueryFilter;
+use joule_physics::ray::Ray;
 use joule_physics::shape::Shape;
 use joule_physics::shape_query::{RayQuery, ShapeCastOptions, ShapeCastQuery};
 use joule_physics::world::{World, WorldDesc};
@@ -296,9 +297,16 @@ fn batched_casts_equal_single_casts_at_any_thread_count() {
     }
     let f = QueryFilter::default();
     let reference = build(0);
+    // The batch casts segments: a ray of length 1 in units of the direction, so its toi
+    // is the batch's fraction.
+    let key = |h: Option<(BodyId, u32, f32, Vec3, Vec3)>| h;
     let single_rays: Vec<_> = rays
         .iter()
-        .map(|r| reference.cast_ray(r.origin, r.direction, &f))
+        .map(|r| {
+            key(reference
+                .ray_cast(&Ray::new(r.origin, r.direction, 1.0), &f)
+                .map(|h| (h.body, h.sub_shape, h.toi, h.point, h.normal)))
+        })
         .collect();
     let single_casts: Vec<_> = casts
         .iter()
@@ -310,6 +318,10 @@ fn batched_casts_equal_single_casts_at_any_thread_count() {
         let (mut r, mut c) = (Vec::new(), Vec::new());
         w.cast_rays(&rays, &f, &mut r);
         w.cast_shapes(&casts, &f, &mut c);
+        let r: Vec<_> = r
+            .iter()
+            .map(|h| h.map(|h| (h.body, h.sub_shape, h.fraction, h.point, h.normal)))
+            .collect();
         assert_eq!(r, single_rays, "rays, {threads} workers");
         assert_eq!(c, single_casts, "shape casts, {threads} workers");
     }
