@@ -3,7 +3,7 @@
 use crate::body::mass::MassSpec;
 use crate::body::{BodyDesc, BodyId, LockedAxes};
 use crate::character::desc::{
-    CharacterError, CharacterGround, CharacterInput, GroundState, check_vector,
+    CharacterError, CharacterGround, CharacterInput, GroundState, check, check_vector,
 };
 use crate::character::slide::horizontal;
 use crate::collision::query::QueryFilter;
@@ -70,23 +70,6 @@ pub struct RigidCharacter {
     contacts: Vec<ShapeContact>,
 }
 
-fn range(
-    ok: bool,
-    field: &'static str,
-    expected: &'static str,
-    actual: f32,
-) -> Result<(), CharacterError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(CharacterError::OutOfRange {
-            field,
-            expected,
-            actual,
-        })
-    }
-}
-
 impl RigidCharacter {
     /// Creates the character's body in `world` with its shape's centre at `position`.
     pub fn new(
@@ -98,14 +81,14 @@ impl RigidCharacter {
             return Err(CharacterError::ShapeNotConvex);
         }
         check_vector(position, "position")?;
-        range(
+        check(
             desc.mass.is_finite() && desc.mass > 0.0,
             "mass",
             "finite and > 0 kg",
             desc.mass,
         )?;
         let s = desc.max_slope;
-        range(
+        check(
             s.is_finite() && (0.0..std::f32::consts::FRAC_PI_2).contains(&s),
             "max_slope",
             "in [0, pi/2) rad",
@@ -115,7 +98,7 @@ impl RigidCharacter {
             (desc.max_acceleration, "max_acceleration"),
             (desc.air_acceleration, "air_acceleration"),
         ] {
-            range(x.is_finite() && x >= 0.0, field, "finite and >= 0 m/s^2", x)?;
+            check(x.is_finite() && x >= 0.0, field, "finite and >= 0 m/s^2", x)?;
         }
         let body = world
             .create_body(&BodyDesc {
@@ -159,9 +142,9 @@ impl RigidCharacter {
         dt: f32,
         input: &CharacterInput,
     ) -> Result<(), CharacterError> {
-        range(dt.is_finite() && dt > 0.0, "dt", "finite and > 0 s", dt)?;
+        check(dt.is_finite() && dt > 0.0, "dt", "finite and > 0 s", dt)?;
         check_vector(input.velocity, "input.velocity")?;
-        range(
+        check(
             input.jump_speed.is_finite() && input.jump_speed >= 0.0,
             "input.jump_speed",
             "finite and >= 0 m/s",

@@ -179,6 +179,11 @@ impl DynamicTree {
         let (left, right) = leaves.split_at_mut(leaves.len() / 2);
         let a = self.build_sorted(left);
         let b = self.build_sorted(right);
+        self.join(a, b)
+    }
+
+    /// A new internal node over subtrees `a` and `b` (the batch builders' step).
+    fn join(&mut self, a: u32, b: u32) -> u32 {
         let p = self.alloc();
         let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
         self.nodes[p as usize] = Node {
@@ -612,19 +617,7 @@ impl DynamicTree {
         let (left, right) = leaves.split_at_mut(mid);
         let a = self.build_range(left);
         let b = self.build_range(right);
-        let p = self.alloc();
-        let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
-        self.nodes[p as usize] = Node {
-            aabb: na.aabb.union(&nb.aabb),
-            parent: NULL,
-            child1: a,
-            child2: b,
-            user_data: 0,
-            height: 1 + na.height.max(nb.height),
-        };
-        self.nodes[a as usize].parent = p;
-        self.nodes[b as usize].parent = p;
-        p
+        self.join(a, b)
     }
 
     /// Checks structure, parent links, heights and containment; panics with the broken
