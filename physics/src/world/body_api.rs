@@ -2,10 +2,10 @@
 //! out of `world/mod.rs` so that file stays one concept (the world's parts and its step).
 
 use crate::body::mass::{self, MassSpec};
-use crate::body::{BodyId, LockedAxes, MotionType, validate_vector};
+use crate::body::{BodyId, LockedAxes, MotionType, validate_position, validate_vector};
 use crate::dynamics::island;
 use crate::error::PhysicsError;
-use crate::math::{Mat3A, Quat, Vec3, Vec3A};
+use crate::math::{Mat3A, Quat, Vec3, Vec3A, cross};
 use crate::world::World;
 
 impl World {
@@ -146,6 +146,64 @@ impl World {
     }
 
     fn require_dynamic_body(&self, id: BodyId) -> Result<(), PhysicsError> {
+        if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        Ok(())
+    }
+}
+
+impl World {
+    /// Adds a force (N) at the centre of mass, applied during the next step.
+    pub fn add_force(&mut self, id: BodyId, force: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(force)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.force += Vec3A::from(force);
+        Ok(())
+    }
+
+    /// Adds a torque (N·m), applied during the next step.
+    pub fn add_torque(&mut self, id: BodyId, torque: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(torque)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        self.bodies.get_mut(id)?.torque += Vec3A::from(torque);
+        Ok(())
+    }
+
+    /// Applies an impulse (N·s) at the centre of mass: changes the velocity at once.
+    pub fn apply_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<(), PhysicsError> {
+        validate_vector(impulse)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let locks = self.dynamic_locks(id)?;
+        let sim = self.bodies.sim_mut(id)?;
+        sim.linear_velocity += locks.free_linear(sim.inv_mass * Vec3A::from(impulse));
+        Ok(())
+    }
+
+    /// Applies an impulse at a world point: changes linear and angular velocity at once.
+    pub fn apply_impulse_at(
+        &mut self,
+        id: BodyId,
+        impulse: Vec3,
+        point: Vec3,
+    ) -> Result<(), PhysicsError> {
+        validate_vector(impulse)?;
+        validate_position(point)?;
+        self.require_dynamic(id)?;
+        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
+        let locks = self.dynamic_locks(id)?;
+        let sim = self.bodies.sim_mut(id)?;
+        let j = Vec3A::from(impulse);
+        sim.linear_velocity += locks.free_linear(sim.inv_mass * j);
+        let r = Vec3A::from(point) - sim.center;
+        sim.angular_velocity += locks.project_angular(sim.inv_inertia_world()) * cross(r, j);
+        Ok(())
+    }
+
+    fn require_dynamic(&self, id: BodyId) -> Result<(), PhysicsError> {
         if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
             return Err(PhysicsError::WrongMotionType);
         }

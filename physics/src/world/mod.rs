@@ -24,7 +24,7 @@ pub mod shape_query;
 pub mod snapshot;
 pub mod step_async;
 
-use crate::math::{cross, quat_normalize};
+use crate::math::quat_normalize;
 use joule_jobs::JobSystem;
 
 use crate::body::filter::ExclusionList;
@@ -35,7 +35,6 @@ use crate::body::{
 use crate::collision::broad_phase::{BroadPhase, ProxyKind};
 use crate::collision::ccd::CcdState;
 use crate::collision::pipeline::{self, CollisionSettings};
-use crate::collision::query::{self, QueryFilter, RayHit};
 use crate::contact::{ContactInfo, ContactManager};
 use crate::dynamics::island::{self, IslandScratch, SleepEvent};
 use crate::dynamics::solver::SolverScratch;
@@ -648,62 +647,6 @@ impl World {
         Ok(())
     }
 
-    /// Adds a force (N) at the centre of mass, applied during the next step.
-    pub fn add_force(&mut self, id: BodyId, force: Vec3) -> Result<(), PhysicsError> {
-        validate_vector(force)?;
-        self.require_dynamic(id)?;
-        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        self.bodies.get_mut(id)?.force += Vec3A::from(force);
-        Ok(())
-    }
-
-    /// Adds a torque (N·m), applied during the next step.
-    pub fn add_torque(&mut self, id: BodyId, torque: Vec3) -> Result<(), PhysicsError> {
-        validate_vector(torque)?;
-        self.require_dynamic(id)?;
-        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        self.bodies.get_mut(id)?.torque += Vec3A::from(torque);
-        Ok(())
-    }
-
-    /// Applies an impulse (N·s) at the centre of mass: changes the velocity at once.
-    pub fn apply_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<(), PhysicsError> {
-        validate_vector(impulse)?;
-        self.require_dynamic(id)?;
-        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        let locks = self.dynamic_locks(id)?;
-        let sim = self.bodies.sim_mut(id)?;
-        sim.linear_velocity += locks.free_linear(sim.inv_mass * Vec3A::from(impulse));
-        Ok(())
-    }
-
-    /// Applies an impulse at a world point: changes linear and angular velocity at once.
-    pub fn apply_impulse_at(
-        &mut self,
-        id: BodyId,
-        impulse: Vec3,
-        point: Vec3,
-    ) -> Result<(), PhysicsError> {
-        validate_vector(impulse)?;
-        validate_position(point)?;
-        self.require_dynamic(id)?;
-        island::wake_body(&mut self.bodies, id.index(), &mut self.sleep_events);
-        let locks = self.dynamic_locks(id)?;
-        let sim = self.bodies.sim_mut(id)?;
-        let j = Vec3A::from(impulse);
-        sim.linear_velocity += locks.free_linear(sim.inv_mass * j);
-        let r = Vec3A::from(point) - sim.center;
-        sim.angular_velocity += locks.project_angular(sim.inv_inertia_world()) * cross(r, j);
-        Ok(())
-    }
-
-    fn require_dynamic(&self, id: BodyId) -> Result<(), PhysicsError> {
-        if self.bodies.get(id)?.motion_type != MotionType::Dynamic {
-            return Err(PhysicsError::WrongMotionType);
-        }
-        Ok(())
-    }
-
     /// Runs the collision pipeline (broad phase update, pair finding, narrow phase,
     /// events) without moving anything. The step runs the same stages.
     pub fn update_collisions(&mut self) {
@@ -747,78 +690,6 @@ impl World {
         );
         pipeline::finish_contacts(&mut self.contacts, &settings, &mut self.events);
         self.events.sort();
-    }
-
-    /// The closest body hit by the segment from `origin` to `origin + direction`: the
-    /// older form of [`World::ray_cast`], the one ray call, which takes the ray as a
-    /// [`Ray`](crate::ray::Ray) value; `world.ray_cast(&Ray::new(origin, direction, 1.0),
-    /// filter)` is this call, with `toi` for `fraction`.
-    #[deprecated(
-        since = "0.1.0",
-        note = "use `World::ray_cast(&Ray::new(origin, direction, 1.0), filter)`"
-    )]
-    pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
-        self.segment_closest(origin, direction, filter)
-    }
-
-    /// The closest hit along a segment; what [`World::ray_cast`] and the batch
-    /// [`World::cast_rays`] run.
-    pub(crate) fn segment_closest(
-        &self,
-        origin: Vec3,
-        direction: Vec3,
-        filter: &QueryFilter,
-    ) -> Option<RayHit> {
-        if !origin.is_finite() || !direction.is_finite() {
-            return None;
-        }
-        query::cast_ray_closest(
-            &self.bodies,
-            &self.broad_phase,
-            origin.into(),
-            direction.into(),
-            filter,
-        )
-    }
-
-    /// Every body hit by the segment, closest first: the older form of
-    /// [`World::ray_cast_all`].
-    #[deprecated(
-        since = "0.1.0",
-        note = "use `World::ray_cast_all(&Ray::new(origin, direction, 1.0), filter)`"
-    )]
-    #[must_use]
-    pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
-        self.segment_all(origin, direction, filter)
-    }
-
-    /// Every hit along a segment, closest first; what [`World::ray_cast_all`] runs.
-    pub(crate) fn segment_all(
-        &self,
-        origin: Vec3,
-        direction: Vec3,
-        filter: &QueryFilter,
-    ) -> Vec<RayHit> {
-        let mut out = Vec::new();
-        if origin.is_finite() && direction.is_finite() {
-            query::cast_ray_all(
-                &self.bodies,
-                &self.broad_phase,
-                origin.into(),
-                direction.into(),
-                filter,
-                &mut out,
-            );
-        }
-        out
-    }
-
-    /// Bodies whose bounding boxes overlap `aabb`, ordered by id.
-    #[must_use]
-    pub fn overlap_aabb(&self, aabb: &Aabb, filter: &QueryFilter) -> Vec<BodyId> {
-        let mut out = Vec::new();
-        query::overlap_aabb(&self.bodies, &self.broad_phase, aabb, filter, &mut out);
-        out
     }
 
     /// Steps taken since the world was made (restores set it back with the rest).

@@ -23,7 +23,8 @@
 //! ```
 
 use crate::body::BodyId;
-use crate::collision::query::{QueryFilter, RayHit};
+use crate::collision::query::{self, QueryFilter, RayHit};
+use crate::geometry::aabb::Aabb;
 use crate::math::Vec3;
 use crate::world::World;
 
@@ -108,5 +109,79 @@ impl World {
             .into_iter()
             .map(|hit| RayIntersection::from_hit(ray, hit))
             .collect()
+    }
+}
+
+impl World {
+    /// The closest body hit by the segment from `origin` to `origin + direction`: the
+    /// older form of [`World::ray_cast`], the one ray call, which takes the ray as a
+    /// [`Ray`] value; `world.ray_cast(&Ray::new(origin, direction, 1.0),
+    /// filter)` is this call, with `toi` for `fraction`.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `World::ray_cast(&Ray::new(origin, direction, 1.0), filter)`"
+    )]
+    pub fn cast_ray(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Option<RayHit> {
+        self.segment_closest(origin, direction, filter)
+    }
+
+    /// The closest hit along a segment; what [`World::ray_cast`] and the batch
+    /// [`World::cast_rays`] run.
+    pub(crate) fn segment_closest(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        filter: &QueryFilter,
+    ) -> Option<RayHit> {
+        if !origin.is_finite() || !direction.is_finite() {
+            return None;
+        }
+        query::cast_ray_closest(
+            &self.bodies,
+            &self.broad_phase,
+            origin.into(),
+            direction.into(),
+            filter,
+        )
+    }
+
+    /// Every body hit by the segment, closest first: the older form of
+    /// [`World::ray_cast_all`].
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `World::ray_cast_all(&Ray::new(origin, direction, 1.0), filter)`"
+    )]
+    #[must_use]
+    pub fn cast_ray_all(&self, origin: Vec3, direction: Vec3, filter: &QueryFilter) -> Vec<RayHit> {
+        self.segment_all(origin, direction, filter)
+    }
+
+    /// Every hit along a segment, closest first; what [`World::ray_cast_all`] runs.
+    pub(crate) fn segment_all(
+        &self,
+        origin: Vec3,
+        direction: Vec3,
+        filter: &QueryFilter,
+    ) -> Vec<RayHit> {
+        let mut out = Vec::new();
+        if origin.is_finite() && direction.is_finite() {
+            query::cast_ray_all(
+                &self.bodies,
+                &self.broad_phase,
+                origin.into(),
+                direction.into(),
+                filter,
+                &mut out,
+            );
+        }
+        out
+    }
+
+    /// Bodies whose bounding boxes overlap `aabb`, ordered by id.
+    #[must_use]
+    pub fn overlap_aabb(&self, aabb: &Aabb, filter: &QueryFilter) -> Vec<BodyId> {
+        let mut out = Vec::new();
+        query::overlap_aabb(&self.bodies, &self.broad_phase, aabb, filter, &mut out);
+        out
     }
 }
