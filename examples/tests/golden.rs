@@ -12,11 +12,18 @@
 //! `RUSTFLAGS="-C target-cpu=x86-64-v3"` (FMA on, where glam would fuse), and with glam's
 //! portable scalar back-end (`--features joule-physics/glam-scalar-math`, test only).
 //!
-//! aarch64 (NEON) gets these hashes by construction, untested here (no aarch64 target is
-//! installed): glam's NEON code fuses the quaternion product and sums a quaternion's dot
-//! product in another order, and the step calls neither. One gap is known: its 3-vector
-//! `dot` adds a `+0` fourth lane, so a dot product that is exactly `-0` on SSE2 is `+0`
-//! there, which can reach the state as the sign of a zero (README.md says what closes it).
+//! aarch64 (NEON) is tested too: CI cross-builds this test for `aarch64-unknown-linux-gnu`
+//! and runs it under `qemu-aarch64` (user-mode emulation of an ARMv8 CPU with NEON), on the
+//! serial step only (`JOULE_GOLDEN_WORKERS=0`: emulation is slow, and agreement across
+//! thread counts is already checked natively). Every hash of the table held there when it
+//! was first run (2026-11-27). glam's NEON code fuses the quaternion product and sums a
+//! quaternion's dot product in another order, and the step calls neither; its `Vec3A` dot
+//! product, length and `try_normalize` compute SSE2's `(x + y) + z` and `1 / |v|` in scalar
+//! code (its `+0`-fourth-lane sum is only behind `dot_into_vec` and `element_sum`, which the
+//! step does not call).
+//!
+//! The worker counts run are [`WORKERS`] unless `JOULE_GOLDEN_WORKERS` names others
+//! (comma-separated, e.g. `0` or `0,2`).
 //!
 //! # Regenerating
 //!
@@ -51,6 +58,22 @@ const GOLDEN: &[(&str, usize, u64)] = &[
 /// The worker counts each scene runs on: the serial step and a parallel one.
 const WORKERS: [usize; 2] = [0, 2];
 
+/// [`WORKERS`], or the comma-separated counts of `JOULE_GOLDEN_WORKERS` when it is set
+/// (the emulated aarch64 run uses `0`).
+fn workers() -> Vec<usize> {
+    match std::env::var("JOULE_GOLDEN_WORKERS") {
+        Ok(list) => list
+            .split(',')
+            .map(|w| {
+                w.trim()
+                    .parse()
+                    .expect("JOULE_GOLDEN_WORKERS: expected comma-separated worker counts")
+            })
+            .collect(),
+        Err(_) => WORKERS.to_vec(),
+    }
+}
+
 fn blessing() -> bool {
     std::env::var_os("JOULE_BLESS").is_some_and(|v| v == "1")
 }
@@ -70,12 +93,13 @@ fn run(name: &str, steps: usize, workers: usize) -> u64 {
     world.state_hash()
 }
 
-/// The hash of scene `name` on every worker count of [`WORKERS`], which must agree.
+/// The hash of scene `name` on every worker count of [`workers`], which must agree.
 fn agreed_hash(name: &str, steps: usize) -> u64 {
-    let hashes = WORKERS.map(|workers| run(name, steps, workers));
+    let counts = workers();
+    let hashes: Vec<u64> = counts.iter().map(|&w| run(name, steps, w)).collect();
     assert!(
         hashes.iter().all(|&h| h == hashes[0]),
-        "{name}: {steps} steps on {WORKERS:?} workers gave different hashes {hashes:x?}"
+        "{name}: {steps} steps on {counts:?} workers gave different hashes {hashes:x?}"
     );
     hashes[0]
 }

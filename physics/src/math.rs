@@ -31,8 +31,9 @@
 //! build with FMA, with NEON or with glam's `scalar-math` computes the same bits. What
 //! stays glam's is lane-wise arithmetic (`+ - * /`, `sqrt`, `min`, `max`, `abs`), the
 //! 3-vector `dot`, `length`, `normalize_or_zero` and `try_normalize` (every back-end sums
-//! `(x + y) + z` and multiplies by `1 / |v|`; NEON's `dot` differs only in the sign of an
-//! exact zero, see `examples/tests/golden.rs`) and
+//! `(x + y) + z` and multiplies by `1 / |v|`: NEON's `Vec3A::dot` is scalar code in that
+//! order; its `+0`-fourth-lane sum is only behind `dot_into_vec` and `element_sum`, which
+//! the step does not call; `examples/tests/golden.rs` runs on aarch64 under qemu in CI) and
 //! `Mat3A * Vec3A` (`(x + y) + z` of the columns, unfused everywhere). What this does and
 //! does not promise across CPU architectures is in README.md (Determinism) and
 //! `examples/tests/golden.rs`.
@@ -206,9 +207,9 @@ pub fn nlerp(a: Quat, b: Quat, t: f32) -> Quat {
 }
 
 /// The 3-vector dot product `(a.x b.x + a.y b.y) + a.z b.z`, unfused, in that order on
-/// every back-end: the order glam's SSE2 `Vec3A::dot` uses, so x86-64 bits are unchanged,
-/// without the fourth `+0` lane glam's NEON code adds (which turns a `-0` result into
-/// `+0`).
+/// every back-end: the order glam's SSE2 `Vec3A::dot` (and its NEON and scalar ones) use,
+/// written out so that it does not depend on glam's internals (its NEON `dot_into_vec` and
+/// `element_sum` add a `+0` fourth lane, which turns a `-0` result into `+0`).
 #[must_use]
 #[inline]
 pub fn dot(a: Vec3A, b: Vec3A) -> f32 {
@@ -380,7 +381,7 @@ mod tests {
     #[test]
     fn dot_matches_sse2_order_bit_for_bit_with_signed_zeros() {
         use glam::Vec3A;
-        // -0 · 1 summed three times is -0 in SSE2's order; NEON's +0 fourth lane gave +0.
+        // -0 · 1 summed three times is -0 in SSE2's order (a +0 fourth lane would give +0).
         let z = super::dot(Vec3A::splat(-0.0), Vec3A::ONE);
         assert_eq!(z.to_bits(), (-0.0f32).to_bits());
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
