@@ -83,12 +83,12 @@ pub enum ServerMessage {
     },
     /// A part of a shape definition (reliable, in order): bytes `offset..offset +
     /// data.len()` of [`ShapeDef::encode`]'s `total` bytes, at most
-    /// [`SHAPE_PART_BYTES`](super::shapes::SHAPE_PART_BYTES) of them.
+    /// [`SHAPE_PART_BYTES`] of them.
     ShapePart {
         /// The shape's id.
         shape_id: u32,
         /// The whole definition's length in bytes, at most
-        /// [`MAX_SHAPE_BYTES`](super::shapes::MAX_SHAPE_BYTES).
+        /// [`MAX_SHAPE_BYTES`].
         total: u32,
         /// Where this part starts.
         offset: u32,

@@ -9,7 +9,7 @@
 //!   sent once, when they enter, and never in snapshots.
 //! - **Reliable changes.** Bodies entering the area are spawned (with the definitions of
 //!   shapes this client has not seen, each sent once by id, in parts of at most
-//!   [`SHAPE_PART_BYTES`](super::shapes::SHAPE_PART_BYTES), before the spawns that use
+//!   [`SHAPE_PART_BYTES`], before the spawns that use
 //!   them; every kind of shape crosses), bodies leaving or removed are despawned, on the
 //!   reliable channel; so are joints, once both their bodies are in view (or their body
 //!   A is the world), and when they are removed or a body of theirs leaves. A joint
