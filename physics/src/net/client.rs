@@ -626,8 +626,9 @@ impl Client {
     /// The pose of body `net_id` at server time `t`, from the mirror's presentation: the
     /// interpolation between the two snapshots it holds at `t`'s fraction between their
     /// ticks, carried on along the same line for at most [`MAX_EXTRAPOLATION`] past the
-    /// later. Meant for `t` near the presentation time [`present`](Self::present) last
-    /// stepped to; `None` for a body not in view.
+    /// later (a body spawned since the latest record: its spawn pose). Meant for `t` near
+    /// the presentation time [`present`](Self::present) last stepped to; `None` for a
+    /// body not in view.
     #[must_use]
     pub fn pose_at(&self, net_id: u32, t: f64) -> Option<Isometry> {
         let body = self.bodies.get(&net_id)?.body;
@@ -640,7 +641,11 @@ impl Client {
             }
             _ => 1.0,
         };
-        self.presentation.pose(body, alpha).ok()
+        // A body spawned since the presentation's latest record stands at its spawn pose.
+        self.presentation
+            .pose(body, alpha)
+            .or_else(|_| self.world.transform(body))
+            .ok()
     }
 
     /// The pose of body `net_id` as shown at local time `now` (after
