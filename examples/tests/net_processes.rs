@@ -1,15 +1,18 @@
 //! A server and two clients as separate processes over UDP on 127.0.0.1 (renet +
 //! netcode), every datagram both ways conditioned to issue 32's 100 ms latency, 20 ms
 //! jitter and 5% loss: both clients' views converge to the server's, every push reaches
-//! it; and a
-//! client whose connect token was not made with the server's key never joins.
+//! it, and the recording a client writes of what it presented loads and replays in the
+//! viewer's data; and a client whose connect token was not made with the server's key
+//! never joins.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use joule_examples::viewer::ViewerData;
 use joule_physics::net::udp::{UdpClient, UdpServer, connect_token};
+use joule_physics::recording::{POSE_FLOATS, Recording};
 
 const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -62,7 +65,11 @@ fn two_client_processes_converge_to_the_server_process() {
     let clients: Vec<_> = (1..=2)
         .map(|id| {
             let log = dir.join(format!("client{id}.log"));
-            let child = Command::new(env!("CARGO_BIN_EXE_net_client"))
+            let mut command = Command::new(env!("CARGO_BIN_EXE_net_client"));
+            if id == 1 {
+                command.arg("--record").arg(dir.join("client1.jrec"));
+            }
+            let child = command
                 .args([
                     "--server",
                     &addr,
@@ -146,8 +153,45 @@ fn two_client_processes_converge_to_the_server_process() {
         let applied: u32 = stats.split(' ').nth(2).unwrap().parse().unwrap();
         assert!(pushes > 3, "client {id} pushed {pushes} times");
         assert_eq!(applied, pushes, "client {id}'s pushes all applied");
+        if id == 1 {
+            replays(&dir.join("client1.jrec"), bodies);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The recording client 1 wrote of its mirror loads, holds every body it showed with a
+/// finite pose in its last frame, and converts to what the viewer's page fetches.
+fn replays(path: &std::path::Path, bodies: usize) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let recording = Recording::read(&bytes).unwrap();
+    // About 30 frames a second for the 5.5 s the client ran, less the time to join.
+    assert!(
+        recording.frames.len() > 60,
+        "{} frames",
+        recording.frames.len()
+    );
+    assert!(
+        recording.bodies.len() >= bodies,
+        "{} bodies",
+        recording.bodies.len()
+    );
+    let last = recording.frames.last().unwrap();
+    let shown = last
+        .poses
+        .chunks(POSE_FLOATS)
+        .filter(|p| p.iter().all(|x| x.is_finite()))
+        .count();
+    assert_eq!(shown, bodies, "bodies in the last frame");
+    // Frames follow one another as the presentation reached each snapshot.
+    assert!(recording.frames.windows(2).all(|w| w[1].step > w[0].step));
+    let data = ViewerData::new(&recording);
+    let (_, poses) = data.get("/poses.bin").unwrap();
+    assert_eq!(
+        poses.len(),
+        recording.frames.len() * recording.bodies.len() * POSE_FLOATS * 4
+    );
+    assert!(data.get("/scene.json").is_some());
 }
 
 #[test]

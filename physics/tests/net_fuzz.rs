@@ -1,4 +1,5 @@
-//! Both decoders of `joule_physics::net` take millions of random and mutated packets
+//! The decoders of `joule_physics::net` (server packets, client packets, shape definitions)
+//! take millions of random and mutated packets
 //! without a panic, a hang or an allocation the packet's length does not bound (issue 32
 //! §Packet validation; STYLE.md: bytes from outside are hostile).
 //!
@@ -12,10 +13,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use joule_physics::math::{Quat, Vec3};
+use joule_physics::joint::{AxisDrive, AxisLimit, Dof, JointKind, Motor, SixDof, Spring};
+use joule_physics::math::{Isometry, Quat, Vec2, Vec3};
+use joule_physics::net::shapes::SHAPE_PART_BYTES;
 use joule_physics::net::{
-    Action, BodyState, ClientMessage, Codec, InputFrame, NetConfig, NetMotion, ServerMessage,
-    ShapeDef, SnapshotState, Spawn,
+    Action, BodyState, ChildDef, ClientMessage, Codec, InputFrame, JointSpawn, NetConfig,
+    NetMotion, ServerMessage, ShapeDef, SnapshotState, Spawn,
 };
 
 struct Measuring;
@@ -120,47 +123,198 @@ fn evolve(rng: &mut Rng, codec: &Codec, base: &SnapshotState) -> SnapshotState {
     }
 }
 
+fn random_vec(rng: &mut Rng, scale: f32) -> Vec3 {
+    Vec3::new(rng.f32(scale), rng.f32(scale), rng.f32(scale))
+}
+
+fn random_pose(rng: &mut Rng) -> Isometry {
+    let q = Quat::from_xyzw(
+        rng.f32(1.0),
+        rng.f32(1.0),
+        rng.f32(1.0),
+        rng.f32(1.0) + 0.01,
+    );
+    Isometry::new(random_vec(rng, 5.0), q.normalize())
+}
+
+/// A shape definition of any kind, small (the fuzz stays fast).
+fn random_shape(rng: &mut Rng) -> ShapeDef {
+    let size = |rng: &mut Rng| rng.f32(2.0).abs() + 0.1;
+    match rng.below(9) {
+        0 => ShapeDef::Sphere { radius: size(rng) },
+        1 => ShapeDef::Cuboid {
+            half_extents: Vec3::new(size(rng), size(rng), size(rng)),
+        },
+        2 => ShapeDef::Capsule {
+            half_height: size(rng),
+            radius: size(rng),
+        },
+        3 => ShapeDef::Cylinder {
+            half_height: size(rng),
+            radius: size(rng),
+        },
+        4 => ShapeDef::ConvexHull {
+            points: (0..4 + rng.below(12))
+                .map(|_| random_vec(rng, 3.0))
+                .collect(),
+        },
+        5 => ShapeDef::HalfSpace {
+            normal: Vec3::Y,
+            offset: rng.f32(10.0),
+        },
+        6 => ShapeDef::Compound {
+            children: (0..1 + rng.below(4))
+                .map(|_| ChildDef {
+                    shape: ShapeDef::Sphere { radius: size(rng) },
+                    pose: random_pose(rng),
+                    material: rng.below(3) as u32,
+                })
+                .collect(),
+        },
+        7 => {
+            let nv = 3 + rng.below(20) as u32;
+            let triangles: Vec<[u32; 3]> = (0..1 + rng.below(20))
+                .map(|_| [0, 1, 2].map(|_| rng.below(u64::from(nv)) as u32))
+                .collect();
+            let materials = if rng.below(2) == 0 {
+                Vec::new()
+            } else {
+                triangles.iter().map(|_| rng.below(5) as u32).collect()
+            };
+            ShapeDef::TriangleMesh {
+                vertices: (0..nv).map(|_| random_vec(rng, 10.0)).collect(),
+                triangles,
+                materials,
+            }
+        }
+        _ => {
+            let (nx, nz) = (2 + rng.below(6) as u32, 2 + rng.below(6) as u32);
+            let cells = ((nx - 1) * (nz - 1)) as usize;
+            ShapeDef::HeightField {
+                nx,
+                nz,
+                cell: Vec2::new(size(rng), size(rng)),
+                heights: (0..nx * nz).map(|_| rng.f32(3.0)).collect(),
+                holes: if rng.below(2) == 0 {
+                    Vec::new()
+                } else {
+                    (0..cells).map(|_| rng.below(4) == 0).collect()
+                },
+            }
+        }
+    }
+}
+
+fn random_joint(rng: &mut Rng, net_id: u32) -> JointSpawn {
+    let limit = AxisLimit {
+        lower: -rng.f32(1.0).abs(),
+        upper: rng.f32(1.0).abs(),
+    };
+    let motor = Motor::Position {
+        target: rng.f32(1.0),
+        hertz: 2.0,
+        damping_ratio: 1.0,
+        max_force: 50.0,
+    };
+    let kind = match rng.below(8) {
+        0 => JointKind::Ball,
+        1 => JointKind::Fixed,
+        2 => JointKind::Hinge(AxisDrive {
+            limit: Some(limit),
+            spring: None,
+            motor: Some(motor),
+        }),
+        3 => JointKind::Slider(AxisDrive {
+            limit: None,
+            spring: Some(Spring {
+                hertz: 1.0,
+                damping_ratio: 0.5,
+                rest: 0.2,
+            }),
+            motor: Some(Motor::Velocity {
+                speed: 1.0,
+                max_force: 10.0,
+            }),
+        }),
+        4 => JointKind::Distance {
+            min: 0.5,
+            max: 2.0,
+            spring: None,
+        },
+        5 => JointKind::Cone { half_angle: 0.7 },
+        6 => JointKind::SwingTwist {
+            swing_half_angle: 0.4,
+            twist: limit,
+        },
+        _ => JointKind::SixDof(SixDof {
+            linear: [Dof::Locked, Dof::Free, Dof::Limited(limit)],
+            angular: [Dof::Free, Dof::Locked, Dof::Locked],
+            linear_motors: [None, Some(motor), None],
+            angular_motors: [None, None, None],
+        }),
+    };
+    JointSpawn {
+        net_id,
+        body_a: (rng.below(3) != 0).then_some(1 + rng.below(10) as u32),
+        body_b: 20 + rng.below(10) as u32,
+        kind,
+        frame_a: random_pose(rng),
+        frame_b: random_pose(rng),
+        collide_connected: rng.below(2) == 0,
+        break_force: if rng.below(2) == 0 {
+            f32::INFINITY
+        } else {
+            rng.f32(1.0e4).abs()
+        },
+        break_torque: f32::INFINITY,
+    }
+}
+
 fn valid_server_packet(rng: &mut Rng, codec: &Codec, baseline: &SnapshotState) -> Vec<u8> {
-    match rng.below(4) {
+    match rng.below(5) {
         0 => {
             let next = evolve(rng, codec, baseline);
             ServerMessage::encode_snapshot(codec, &next, Some(baseline))
         }
         1 => ServerMessage::encode_snapshot(codec, &random_snapshot(rng, codec, 9, 40), None),
         2 => {
-            let shapes = (0..rng.below(4) as u32)
+            let spawns = (0..rng.below(6) as u32)
                 .map(|i| {
-                    let def = match i % 4 {
-                        0 => ShapeDef::Sphere { radius: 0.5 },
-                        1 => ShapeDef::Cuboid {
-                            half_extents: Vec3::new(0.5, 1.0, 2.0),
-                        },
-                        2 => ShapeDef::Capsule {
-                            half_height: 0.5,
-                            radius: 0.25,
-                        },
-                        _ => ShapeDef::Cylinder {
-                            half_height: 1.0,
-                            radius: 0.5,
-                        },
-                    };
-                    (i * 2, def)
+                    let motion = [NetMotion::Static, NetMotion::Dynamic, NetMotion::Kinematic]
+                        [i as usize % 3];
+                    Spawn {
+                        net_id: 100 + i * 3,
+                        shape_id: i,
+                        motion,
+                        state: random_state(rng, codec),
+                        friction: rng.f32(1.0).abs(),
+                        restitution: rng.f32(1.0).abs(),
+                        material: rng.below(4) as u16,
+                        pose: (motion == NetMotion::Static).then(|| random_pose(rng)),
+                    }
                 })
                 .collect();
-            let spawns = (0..rng.below(6) as u32)
-                .map(|i| Spawn {
-                    net_id: 100 + i * 3,
-                    shape_id: i,
-                    motion: [NetMotion::Static, NetMotion::Dynamic, NetMotion::Kinematic]
-                        [i as usize % 3],
-                    state: random_state(rng, codec),
-                })
+            let joints = (0..rng.below(3) as u32)
+                .map(|i| random_joint(rng, 7 + i * 2))
                 .collect();
             ServerMessage::World {
-                shapes,
                 spawns,
                 despawns: (0..rng.below(5) as u32).map(|i| i * 7).collect(),
                 owned: (0..rng.below(3) as u32).collect(),
+                joints,
+                joint_despawns: (0..rng.below(3) as u32).map(|i| i * 5 + 1).collect(),
+            }
+            .encode(codec)
+        }
+        3 => {
+            let bytes = random_shape(rng).encode();
+            let offset = rng.below(bytes.len() as u64) as usize;
+            let end = bytes.len().min(offset + SHAPE_PART_BYTES);
+            ServerMessage::ShapePart {
+                shape_id: rng.below(100) as u32,
+                total: bytes.len() as u32,
+                offset: offset as u32,
+                data: bytes[offset..end].to_vec(),
             }
             .encode(codec)
         }
@@ -235,26 +389,29 @@ fn mutate(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
     bytes
 }
 
-/// Decodes `bytes` both ways, measuring the largest allocation, and checks it against a
-/// bound of the packet's length (and the baseline's, which is this side's own state).
-fn decode_both(codec: &Codec, bytes: &[u8], baseline: &SnapshotState) -> (bool, bool) {
+/// Decodes `bytes` every way (server packet, client packet, shape definition),
+/// measuring the largest allocation, and checks it against a bound of the packet's
+/// length (and the baseline's, which is this side's own state).
+fn decode_all(codec: &Codec, bytes: &[u8], baseline: &SnapshotState) -> [bool; 3] {
     LARGEST.store(0, Ordering::Relaxed);
     MEASURING.store(true, Ordering::Relaxed);
     let server = ServerMessage::decode(bytes, codec, |tick| {
         (tick == baseline.tick).then_some(baseline)
     });
     let client = ClientMessage::decode(bytes, codec);
+    let shape = ShapeDef::decode(bytes);
     MEASURING.store(false, Ordering::Relaxed);
     let largest = LARGEST.load(Ordering::Relaxed);
     // A snapshot entry is 56 bytes in memory and costs at least 4 bits, an id 4 bytes
-    // and at least 1 bit; a merge with the baseline adds the baseline's own entries.
+    // and at least 1 bit, a mesh triangle 12 bytes and at least 3 bits; a merge with the
+    // baseline adds the baseline's own entries.
     let bound = 128 * bytes.len() + 64 * baseline.bodies.len() + 1024;
     assert!(
         largest <= bound,
         "decoding {} bytes allocated {largest} bytes at once (bound {bound}): {bytes:?}",
         bytes.len()
     );
-    (server.is_ok(), client.is_ok())
+    [server.is_ok(), client.is_ok(), shape.is_ok()]
 }
 
 #[test]
@@ -271,18 +428,17 @@ fn millions_of_random_and_mutated_packets_are_refused_or_read_safely() {
         if round % 4096 == 0 {
             baseline = random_snapshot(&mut rng, &codec, 41 + round, 60);
         }
-        let valid = if rng.below(2) == 0 {
-            valid_server_packet(&mut rng, &codec, &baseline)
-        } else {
-            valid_client_packet(&mut rng)
+        let valid = match rng.below(5) {
+            0 | 1 => valid_server_packet(&mut rng, &codec, &baseline),
+            2 | 3 => valid_client_packet(&mut rng),
+            _ => random_shape(&mut rng).encode(),
         };
         let packet = if round % 64 == 0 {
             valid
         } else {
             mutate(&mut rng, valid)
         };
-        let (s, c) = decode_both(&codec, &packet, &baseline);
-        if s || c {
+        if decode_all(&codec, &packet, &baseline).contains(&true) {
             accepted += 1;
         } else {
             refused += 1;
@@ -293,5 +449,5 @@ fn millions_of_random_and_mutated_packets_are_refused_or_read_safely() {
     assert!(refused > u64::from(rounds / 2), "refused {refused}");
     // An oversized packet is refused by its length alone.
     let huge = vec![0xffu8; joule_physics::net::MAX_PACKET_BYTES + 1];
-    assert_eq!(decode_both(&codec, &huge, &baseline), (false, false));
+    assert_eq!(decode_all(&codec, &huge, &baseline), [false, false, false]);
 }

@@ -2,13 +2,18 @@
 //! pushes its sphere every half second.
 //!
 //! `net_client --server ADDR --key HEX64 --id N [--seconds 8] [--latency S --jitter S
-//! --loss P] [--log FILE]`
+//! --loss P] [--log FILE] [--record FILE]`
 //!
 //! The token is made here from the server's key because this is a demo; in a game a
 //! backend holds the key and hands out tokens. With `--log`, at the end it writes the
-//! newest snapshot it rebuilt as `tick net_id x y z` lines, and a `PUSHES n` line.
+//! newest snapshot it rebuilt as `tick net_id x y z` lines, and a `PUSHES n` line. With
+//! `--record`, it writes what it presented: a recording of its mirror world, one frame
+//! per snapshot the presentation reached (every body with its replicated shape, at the
+//! poses shown between frames), which the viewer plays:
+//! `cargo run --release -p joule-examples --example view -- FILE`.
 
 use std::fmt::Write as _;
+use std::io::{BufWriter, Write as _};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -16,6 +21,7 @@ use joule_examples::net_args::{Args, parse_key};
 use joule_physics::math::Vec3;
 use joule_physics::net::udp::{UdpClient, connect_token};
 use joule_physics::net::{Client, Codec, Conditioned, NetConfig, pump_client};
+use joule_physics::recording::{RecordOptions, Recorder};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
@@ -32,6 +38,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut udp = Conditioned::new(udp, conditions, u64::from(id));
     let codec = Codec::new(NetConfig::default())?;
     let mut client = Client::new(codec.clone(), u64::from(id));
+    let interval = codec.config().snapshot_interval as f32 / codec.config().tick_rate as f32;
+    let mut recorder = match args.get("record") {
+        Some(path) => Some(Recorder::new(
+            BufWriter::new(std::fs::File::create(path)?),
+            client.world(),
+            interval,
+            RecordOptions::default(),
+        )?),
+        None => None,
+    };
     let start = Instant::now();
     let mut last = start;
     let mut pushes = 0u32;
@@ -52,7 +68,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pushes += 1;
             last_push = now;
         }
+        let steps = client.counts().mirror_steps;
         pump_client(&mut client, &mut udp, (), now);
+        if let Some(recorder) = &mut recorder
+            && client.counts().mirror_steps != steps
+        {
+            recorder.record(client.world(), None)?;
+        }
         udp.advance(now);
         udp.inner_mut().flush()?;
         std::thread::sleep(Duration::from_millis(1));
@@ -65,6 +87,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.playout_delay() * 1000.0,
         client.counts()
     );
+    if let Some(recorder) = recorder {
+        recorder.finish()?.flush()?;
+    }
     if let Some(path) = args.get("log") {
         let mut out = String::new();
         if let Some(state) = client.latest_state() {

@@ -326,7 +326,12 @@ pub enum JointKind {
 }
 
 impl JointKind {
-    fn is_valid(&self) -> bool {
+    /// Whether every value is in range: limits with `lower <= upper`, springs and motors
+    /// with a frequency > 0 and force limits >= 0, angles within `[0, π]` (twists within
+    /// `[-π, π]`). [`World::create_joint`](crate::world::World::create_joint) refuses a
+    /// kind that is not.
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
         let angle = |a: f32| a.is_finite() && (0.0..=std::f32::consts::PI).contains(&a);
         match self {
             JointKind::Ball | JointKind::Fixed => true,

@@ -1,46 +1,74 @@
-//! The client: a mirror of the bodies the server streams to it, shown by interpolation
-//! between received snapshots at a playout delay that follows the measured jitter.
+//! The client: a mirror [`World`] of the bodies, shapes and joints the server streams to
+//! it, shown through a [`Presentation`] between received snapshots at a playout delay
+//! that follows the measured jitter.
 //!
 //! The client keeps the last [`KEPT`] snapshot states it rebuilt, by tick, to decode the
-//! next (each is coded against one of them) and to interpolate. It acknowledges the
-//! newest in every update it sends, with its input history: the last
+//! next (each is coded against one of them) and to present. It acknowledges the newest
+//! in every update it sends, with its input history: the last
 //! [`NetConfig::input_history`](super::NetConfig::input_history) frames, each stamped with
 //! the server's clock as the client estimates it ([`ClockSync`]), resent in every packet
 //! so a lost packet loses no input.
 //!
-//! **Playout delay.** For each snapshot, its lateness is the server clock at its arrival
+//! **The mirror.** Every body spawned in view is a body of the client's own [`World`]
+//! ([`world`](Client::world)), with the replicated shape (every kind: hulls, compounds,
+//! meshes, heightfields, half-spaces, each built once per shape id), friction,
+//! restitution and material id, and every joint between bodies in view is one of its
+//! joints (kind, frames, bodies mapped through the net ids), so a game ray-casts and
+//! queries the mirror as it would its own world. Static bodies are fixed; the others
+//! are **kinematic mirrors**: their poses come from the snapshot stream, never from a
+//! local simulation, so the mirror shows exactly the server's quantized poses (a
+//! simulated mirror corrected at each snapshot would add its own prediction error,
+//! which only pays once the client extrapolates, the next slice of issue 32). The
+//! mirror's joints are created disabled: with both bodies posed from the stream there
+//! is nothing for them to solve; they are there to be read.
+//!
+//! **Presentation.** For each snapshot, its lateness is the server clock at its arrival
 //! (as estimated) minus its tick's time. The client shows the world at the server's
 //! clock minus the playout delay: the 95th percentile of the last 64 latenesses plus one
 //! snapshot interval, so the snapshot after the one shown has almost always arrived
-//! (one lost snapshot is bridged by interpolating across its neighbours). A body the
-//! newest snapshot has not reached yet is carried forward by its velocity for up to
-//! 100 ms.
-//!
-//! Interpolation here is between received snapshots, not between the last two steps of
-//! a local [`World`](crate::world::World) as [`Presentation`](crate::game::Presentation)
-//! does: the client has no world stepping in lockstep with the server, and its samples
-//! arrive at irregular times.
+//! (one lost snapshot is bridged by interpolating across its neighbours). Each time the
+//! presentation time passes the snapshot the mirror holds, the mirror steps to the next
+//! snapshot after it ([`World::move_kinematic`] to each body's pose, one step of the
+//! snapshots' time apart) and a [`Presentation`] records it, the snapshot before it
+//! being the presentation's previous record; a pose is then the presentation's
+//! interpolation at the presentation time's fraction between the two snapshots
+//! ([`pose`](Client::pose)), carried on along the same line for at most 100 ms when
+//! the next snapshot has not come.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::math::{Isometry, Vec3, slerp};
+use crate::body::{BodyDesc, BodyId};
+use crate::game::Presentation;
+use crate::joint::{JointDesc, JointId};
+use crate::material::MaterialId;
+use crate::math::{Isometry, Vec3};
+use crate::settings::WorldDesc;
+use crate::shape::Shape;
+use crate::world::World;
 
 use super::clock::ClockSync;
 use super::config::{BodyState, Codec};
 use super::error::WireError;
-use super::message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, ShapeDef};
+use super::joints::JointSpawn;
+use super::message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, Spawn};
+use super::shapes::ShapeDef;
 use super::snapshot::SnapshotState;
 use super::transport::Channel;
 
 /// Snapshot states a client keeps.
 pub const KEPT: usize = 32;
 
+/// The longest a presented pose is carried on past the newest snapshot, seconds.
+pub const MAX_EXTRAPOLATION: f64 = 0.1;
+
 /// A body the server has spawned in this client's view.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MirrorBody {
-    /// Its shape.
-    pub shape: ShapeDef,
-    /// How it moves.
+    /// The mirror body in [`Client::world`].
+    pub body: BodyId,
+    /// Its shape's id.
+    pub shape_id: u32,
+    /// How it moves on the server (the mirror's own body is fixed or kinematic).
     pub motion: NetMotion,
     /// Its state when spawned.
     pub spawn: BodyState,
@@ -57,6 +85,11 @@ pub struct ClientCounts {
     pub unknown_baseline: u64,
     /// Snapshots older than the ones held, or duplicates.
     pub stale: u64,
+    /// Shape definitions refused (a bad part, or a definition that failed decoding or
+    /// the shape's constructor), also counted in `invalid`.
+    pub invalid_shapes: u64,
+    /// Steps the mirror world took (one per snapshot presented).
+    pub mirror_steps: u64,
 }
 
 /// Why a client refused a call.
@@ -85,14 +118,29 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+/// A definition arriving in parts.
+#[derive(Debug)]
+struct Assembly {
+    shape_id: u32,
+    total: u32,
+    data: Vec<u8>,
+}
+
 /// A client of a [`Server`](super::server::Server) (see the [module header](self)).
 #[derive(Debug)]
 pub struct Client {
     codec: Codec,
     clock: ClockSync,
     states: VecDeque<SnapshotState>,
-    shapes: BTreeMap<u32, ShapeDef>,
+    shapes: BTreeMap<u32, (ShapeDef, Shape)>,
+    assembly: Option<Assembly>,
     bodies: BTreeMap<u32, MirrorBody>,
+    net_ids: BTreeMap<BodyId, u32>,
+    joints: BTreeMap<u32, JointId>,
+    world: World,
+    presentation: Presentation,
+    /// The ticks of the presentation's previous and latest records.
+    shown: (Option<u32>, Option<u32>),
     owned: Vec<u32>,
     next_seq: u32,
     history: VecDeque<InputFrame>,
@@ -105,16 +153,30 @@ pub struct Client {
 
 impl Client {
     /// A client; `seed` seeds its clock requests' ids.
+    ///
+    /// # Panics
+    /// Never in practice: the mirror world's job system has no worker threads to start.
     #[must_use]
     pub fn new(codec: Codec, seed: u64) -> Client {
         let interval =
             f64::from(codec.config().snapshot_interval) / f64::from(codec.config().tick_rate);
+        let jobs = joule_jobs::JobSystem::new(0).expect("no worker threads to start");
+        let desc = WorldDesc {
+            gravity: Vec3::ZERO,
+            ..WorldDesc::default()
+        };
         Client {
             codec,
             clock: ClockSync::new(seed),
             states: VecDeque::with_capacity(KEPT),
             shapes: BTreeMap::new(),
+            assembly: None,
             bodies: BTreeMap::new(),
+            net_ids: BTreeMap::new(),
+            joints: BTreeMap::new(),
+            world: World::new(desc, jobs),
+            presentation: Presentation::new(),
+            shown: (None, None),
             owned: Vec::new(),
             next_seq: 1,
             history: VecDeque::new(),
@@ -142,6 +204,37 @@ impl Client {
     #[must_use]
     pub fn bodies(&self) -> &BTreeMap<u32, MirrorBody> {
         &self.bodies
+    }
+
+    /// The mirror world: every body and joint in view (see the [module header](self)).
+    #[must_use]
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The mirror's presentation: its last two records are the snapshots around the
+    /// presentation time.
+    #[must_use]
+    pub fn presentation(&self) -> &Presentation {
+        &self.presentation
+    }
+
+    /// The net id of a mirror body (for a ray hit on the mirror world).
+    #[must_use]
+    pub fn net_id(&self, body: BodyId) -> Option<u32> {
+        self.net_ids.get(&body).copied()
+    }
+
+    /// The joints in view: net id to the mirror world's joint.
+    #[must_use]
+    pub fn joints(&self) -> &BTreeMap<u32, JointId> {
+        &self.joints
+    }
+
+    /// A shape definition received, by shape id.
+    #[must_use]
+    pub fn shape_def(&self, shape_id: u32) -> Option<&ShapeDef> {
+        self.shapes.get(&shape_id).map(|(d, _)| d)
     }
 
     /// The bodies this client may push.
@@ -189,40 +282,192 @@ impl Client {
         match msg {
             ServerMessage::Snapshot(s) => self.take_snapshot(s, now),
             ServerMessage::World {
-                shapes,
                 spawns,
                 despawns,
                 owned,
+                joints,
+                joint_despawns,
             } => {
-                // Checked whole first: every spawn's shape known here or before.
-                let known =
-                    |id: u32| self.shapes.contains_key(&id) || shapes.iter().any(|&(s, _)| s == id);
-                if spawns.iter().any(|s| !known(s.shape_id)) {
+                if !self.world_message_fits(&spawns, &despawns, &joints, &joint_despawns) {
                     self.counts.invalid += 1;
                     return;
                 }
-                self.shapes.extend(shapes);
-                for id in despawns {
-                    self.bodies.remove(&id);
-                }
-                for s in spawns {
-                    self.bodies.insert(
-                        s.net_id,
-                        MirrorBody {
-                            shape: self.shapes[&s.shape_id],
-                            motion: s.motion,
-                            spawn: s.state,
-                        },
-                    );
-                }
+                self.apply_world(spawns, &despawns, joints, &joint_despawns);
                 for id in owned {
                     if let Err(i) = self.owned.binary_search(&id) {
                         self.owned.insert(i, id);
                     }
                 }
             }
+            ServerMessage::ShapePart {
+                shape_id,
+                total,
+                offset,
+                data,
+            } => self.take_shape_part(shape_id, total, offset, data),
             ServerMessage::TimeRes { id, server_time } => {
                 self.clock.on_response(id, server_time, now);
+            }
+        }
+    }
+
+    /// Whether a world message applies whole: every spawn's shape known and its net id
+    /// free (or freed by the message's despawns), every joint's bodies in view once the
+    /// message is applied and its net id free, and no shape a spawn's motion refuses
+    /// (a mesh, heightfield or half-space on a moving body: the mirror's body would be
+    /// kinematic, and half-spaces are static only).
+    fn world_message_fits(
+        &self,
+        spawns: &[Spawn],
+        despawns: &[u32],
+        joints: &[JointSpawn],
+        joint_despawns: &[u32],
+    ) -> bool {
+        let gone: BTreeSet<u32> = despawns.iter().copied().collect();
+        let spawned: BTreeSet<u32> = spawns.iter().map(|s| s.net_id).collect();
+        let in_view = |id: u32| {
+            spawned.contains(&id) || (self.bodies.contains_key(&id) && !gone.contains(&id))
+        };
+        let spawns_ok = spawns.iter().all(|s| {
+            let free = !self.bodies.contains_key(&s.net_id) || gone.contains(&s.net_id);
+            let shape_ok = self.shapes.get(&s.shape_id).is_some_and(|(_, shape)| {
+                s.motion == NetMotion::Static || !matches!(shape, Shape::HalfSpace(_))
+            });
+            free && shape_ok
+        });
+        let joint_gone: BTreeSet<u32> = joint_despawns.iter().copied().collect();
+        let joints_ok = joints.iter().all(|j| {
+            (!self.joints.contains_key(&j.net_id) || joint_gone.contains(&j.net_id))
+                && j.body_a.is_none_or(in_view)
+                && in_view(j.body_b)
+        });
+        spawns_ok && joints_ok
+    }
+
+    /// Applies a world message [`world_message_fits`](Self::world_message_fits) passed.
+    fn apply_world(
+        &mut self,
+        spawns: Vec<Spawn>,
+        despawns: &[u32],
+        joints: Vec<JointSpawn>,
+        joint_despawns: &[u32],
+    ) {
+        for id in joint_despawns {
+            if let Some(j) = self.joints.remove(id)
+                && self.world.contains_joint(j)
+            {
+                self.world.remove_joint(j).expect("checked live just above");
+            }
+        }
+        for id in despawns {
+            if let Some(b) = self.bodies.remove(id) {
+                self.net_ids.remove(&b.body);
+                // Its joints go with it.
+                self.world
+                    .remove_body(b.body)
+                    .expect("mirror bodies are live");
+            }
+        }
+        let world = &self.world;
+        self.joints.retain(|_, j| world.contains_joint(*j));
+        for s in spawns {
+            let (_, shape) = &self.shapes[&s.shape_id];
+            let (position, rotation) = match s.pose {
+                Some(pose) => (pose.position(), pose.rotation),
+                None => (self.codec.position(&s.state), self.codec.rotation(&s.state)),
+            };
+            let desc = match s.motion {
+                NetMotion::Static => BodyDesc::fixed(shape.clone(), position),
+                NetMotion::Dynamic | NetMotion::Kinematic => {
+                    BodyDesc::kinematic(shape.clone(), position)
+                }
+            }
+            .rotation(rotation)
+            .friction(s.friction)
+            .restitution(s.restitution)
+            .material(MaterialId(s.material));
+            match self.world.create_body(&desc) {
+                Ok(body) => {
+                    self.net_ids.insert(body, s.net_id);
+                    self.bodies.insert(
+                        s.net_id,
+                        MirrorBody {
+                            body,
+                            shape_id: s.shape_id,
+                            motion: s.motion,
+                            spawn: s.state,
+                        },
+                    );
+                }
+                // Checked before (shape, motion, finite pose): not reached.
+                Err(_) => self.counts.invalid += 1,
+            }
+        }
+        for j in joints {
+            let body = |id: u32| self.bodies[&id].body;
+            let mut desc = JointDesc::new(
+                j.kind,
+                j.body_a.map(body),
+                body(j.body_b),
+                j.frame_a,
+                j.frame_b,
+            );
+            desc.collide_connected = j.collide_connected;
+            desc.break_force = j.break_force;
+            desc.break_torque = j.break_torque;
+            match self.world.create_joint(&desc) {
+                Ok(id) => {
+                    self.world
+                        .set_joint_enabled(id, false)
+                        .expect("created just above");
+                    self.joints.insert(j.net_id, id);
+                }
+                // The decoder checked the kind and frames: not reached.
+                Err(_) => self.counts.invalid += 1,
+            }
+        }
+    }
+
+    /// Takes a part of a shape definition; the last part decodes and builds the shape.
+    /// Parts come in order on the reliable channel: one out of order, or of another
+    /// length than the first said, drops the definition.
+    fn take_shape_part(&mut self, shape_id: u32, total: u32, offset: u32, data: Vec<u8>) {
+        let mut assembly = match self.assembly.take() {
+            None if offset == 0 => Assembly {
+                shape_id,
+                total,
+                data: Vec::new(),
+            },
+            Some(a)
+                if a.shape_id == shape_id
+                    && a.total == total
+                    && offset as usize == a.data.len() =>
+            {
+                a
+            }
+            _ => {
+                self.counts.invalid += 1;
+                self.counts.invalid_shapes += 1;
+                return;
+            }
+        };
+        // The decoder bounds each part by `total - offset`, so this never passes `total`
+        // (at most MAX_SHAPE_BYTES).
+        assembly.data.extend_from_slice(&data);
+        if assembly.data.len() < total as usize {
+            self.assembly = Some(assembly);
+            return;
+        }
+        match ShapeDef::decode(&assembly.data).map(|d| {
+            let shape = d.to_shape();
+            (d, shape)
+        }) {
+            Ok((def, Ok(shape))) => {
+                self.shapes.insert(shape_id, (def, shape));
+            }
+            _ => {
+                self.counts.invalid += 1;
+                self.counts.invalid_shapes += 1;
             }
         }
     }
@@ -271,8 +516,10 @@ impl Client {
     }
 
     /// The datagrams to send at local time `now`: a clock request when one is due, and an
-    /// update (ack and input history) once per snapshot interval.
+    /// update (ack and input history) once per snapshot interval. It first steps the
+    /// mirror to the presentation time ([`present`](Self::present)).
     pub fn update(&mut self, now: f64) -> Vec<(Channel, Vec<u8>)> {
+        self.present(now);
         let mut out = Vec::new();
         if let Some(id) = self.clock.poll(now) {
             out.push((Channel::Unreliable, ClientMessage::TimeReq { id }.encode()));
@@ -319,46 +566,90 @@ impl Client {
         self.clock.server_time(now).map(|t| t - self.playout_delay)
     }
 
-    /// The pose of body `net_id` at server time `t`, interpolated between the snapshots
-    /// around it; `None` for a body not in view.
-    #[must_use]
-    pub fn pose_at(&self, net_id: u32, t: f64) -> Option<Isometry> {
-        let body = self.bodies.get(&net_id)?;
+    /// Steps the mirror to the snapshots around the presentation time of local time
+    /// `now` (see the [module header](self)); returns that time (`None` before the clock
+    /// is synchronized or any snapshot came). [`update`](Self::update) calls it.
+    pub fn present(&mut self, now: f64) -> Option<f64> {
+        let t = self.presentation_time(now)?;
+        if self.states.is_empty() {
+            return None;
+        }
         let dt = f64::from(self.codec.dt());
         let tick = t / dt;
-        let after = self.states.partition_point(|s| f64::from(s.tick) <= tick);
-        let before = (0..after).rev().find_map(|i| {
-            let s = &self.states[i];
-            s.get(net_id).map(|b| (s.tick, *b))
-        });
-        let next = (after..self.states.len()).find_map(|i| {
-            let s = &self.states[i];
-            s.get(net_id).map(|b| (s.tick, *b))
-        });
-        let c = &self.codec;
-        let pose = |s: &BodyState| (c.position(s), c.rotation(s));
-        let (p, q) = match (before, next) {
-            (Some((ta, a)), Some((tb, b))) => {
-                let alpha = ((tick - f64::from(ta)) / f64::from(tb - ta)) as f32;
-                let (pa, qa) = pose(&a);
-                let (pb, qb) = pose(&b);
-                (pa.lerp(pb, alpha), slerp(qa, qb, alpha))
+        // The first snapshot after the presentation time, or the newest.
+        let next = self
+            .states
+            .partition_point(|s| f64::from(s.tick) <= tick)
+            .min(self.states.len() - 1);
+        let latest = self.shown.1;
+        if latest.is_none_or(|l| self.states[next].tick > l) {
+            if next > 0 && latest.is_none_or(|l| self.states[next - 1].tick > l) {
+                self.mirror_step(next - 1);
             }
-            (Some((ta, a)), None) => {
-                let ahead = ((tick - f64::from(ta)) * dt).min(0.1) as f32;
-                let (pa, qa) = pose(&a);
-                (pa + c.linear_velocity(&a) * ahead, qa)
-            }
-            (None, Some((_, b))) => pose(&b),
-            (None, None) => pose(&body.spawn),
-        };
-        Some(Isometry {
-            translation: p.into(),
-            rotation: q,
-        })
+            self.mirror_step(next);
+        }
+        Some(t)
     }
 
-    /// The pose of body `net_id` as shown at local time `now`.
+    /// Moves every moving mirror body to its pose in `states[i]` in one step of the
+    /// time since the snapshot shown last, and records it.
+    fn mirror_step(&mut self, i: usize) {
+        let interval = self.codec.config().snapshot_interval;
+        let state = &self.states[i];
+        let ticks = self
+            .shown
+            .1
+            .map_or(interval, |l| state.tick.saturating_sub(l).max(1));
+        let step = self.codec.dt() * ticks as f32;
+        for (&net_id, body) in &self.bodies {
+            if body.motion == NetMotion::Static {
+                continue;
+            }
+            // A body the snapshot does not hold (not sent yet) stays where it is.
+            let target = match state.get(net_id) {
+                Some(s) => Isometry::new(self.codec.position(s), self.codec.rotation(s)),
+                None => self
+                    .world
+                    .transform(body.body)
+                    .expect("mirror bodies are live"),
+            };
+            self.world
+                .move_kinematic(body.body, target, step)
+                .expect("a kinematic mirror body, a finite pose and step");
+        }
+        self.world.step(step);
+        self.presentation.record(&self.world);
+        self.shown = (self.shown.1, Some(state.tick));
+        self.counts.mirror_steps += 1;
+    }
+
+    /// The pose of body `net_id` at server time `t`, from the mirror's presentation: the
+    /// interpolation between the two snapshots it holds at `t`'s fraction between their
+    /// ticks, carried on along the same line for at most [`MAX_EXTRAPOLATION`] past the
+    /// later (a body spawned since the latest record: its spawn pose). Meant for `t` near
+    /// the presentation time [`present`](Self::present) last stepped to; `None` for a
+    /// body not in view.
+    #[must_use]
+    pub fn pose_at(&self, net_id: u32, t: f64) -> Option<Isometry> {
+        let body = self.bodies.get(&net_id)?.body;
+        let dt = f64::from(self.codec.dt());
+        let alpha = match self.shown {
+            (Some(a), Some(b)) if b > a => {
+                let span = f64::from(b - a);
+                let most = 1.0 + MAX_EXTRAPOLATION / dt / span;
+                ((t / dt - f64::from(a)) / span).min(most) as f32
+            }
+            _ => 1.0,
+        };
+        // A body spawned since the presentation's latest record stands at its spawn pose.
+        self.presentation
+            .pose(body, alpha)
+            .or_else(|_| self.world.transform(body))
+            .ok()
+    }
+
+    /// The pose of body `net_id` as shown at local time `now` (after
+    /// [`present`](Self::present) or [`update`](Self::update) at `now`).
     #[must_use]
     pub fn pose(&self, net_id: u32, now: f64) -> Option<Isometry> {
         let t = self.presentation_time(now)?;

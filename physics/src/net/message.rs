@@ -5,7 +5,7 @@
 //! refuse the packet whole with a [`WireError`] naming the field; nothing is applied
 //! from a refused packet.
 
-use crate::math::Vec3;
+use crate::math::{Isometry, Vec3};
 
 use super::MAX_PACKET_BYTES;
 use super::bits::{BitReader, BitWriter};
@@ -13,43 +13,18 @@ use super::config::{BodyState, Codec};
 use super::error::WireError;
 use super::ids::{read_sorted_ids, write_sorted_ids};
 use super::quantize::SmallestThree;
+use super::shapes::{MAX_SHAPE_BYTES, SHAPE_PART_BYTES, read_pose, write_pose};
 use super::snapshot::{SnapshotState, read_snapshot_body, read_snapshot_header, write_snapshot};
 
 /// The largest time stamp (seconds since a side started) a packet may carry: about 115
 /// days.
 pub const MAX_TIME: f64 = 1.0e7;
 
-/// The largest size (a radius, a half extent) a shape on the wire may have, in metres.
-pub const MAX_SHAPE_SIZE: f32 = 1.0e4;
+use super::joints::JointSpawn;
+pub use super::shapes::{MAX_SHAPE_SIZE, ShapeDef};
 
-/// A shape definition, sent once by id on the reliable channel.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ShapeDef {
-    /// A sphere of this radius.
-    Sphere {
-        /// Radius.
-        radius: f32,
-    },
-    /// A box of these half extents.
-    Cuboid {
-        /// Half extents.
-        half_extents: Vec3,
-    },
-    /// A capsule along y.
-    Capsule {
-        /// Half the length of the segment.
-        half_height: f32,
-        /// Radius.
-        radius: f32,
-    },
-    /// A cylinder along y.
-    Cylinder {
-        /// Half the height.
-        half_height: f32,
-        /// Radius.
-        radius: f32,
-    },
-}
+/// The largest friction or restitution a spawn may carry.
+pub const MAX_SURFACE: f32 = 1.0e3;
 
 /// How a spawned body moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +48,16 @@ pub struct Spawn {
     pub motion: NetMotion,
     /// Its state when it entered.
     pub state: BodyState,
+    /// Its friction coefficient.
+    pub friction: f32,
+    /// Its restitution.
+    pub restitution: f32,
+    /// Its material id ([`MaterialId`](crate::material::MaterialId)'s number).
+    pub material: u16,
+    /// A static body's exact pose (`None` for the others, which snapshots move): its
+    /// snapshots never come, and a quantized rotation would tilt a large level piece by
+    /// up to 0.3 mrad (5 mm at 15 m).
+    pub pose: Option<Isometry>,
 }
 
 /// A message from the server.
@@ -80,17 +65,35 @@ pub struct Spawn {
 pub enum ServerMessage {
     /// Transient state (unreliable): the bodies' states at a tick, delta-coded.
     Snapshot(SnapshotState),
-    /// Creation and destruction (reliable, in order): shape definitions, bodies
-    /// entering and leaving this client's view, and the bodies the client owns.
+    /// Creation and destruction (reliable, in order): bodies and joints entering and
+    /// leaving this client's view, and the bodies the client owns. The shapes the
+    /// spawns name came before, in [`ShapePart`](Self::ShapePart)s.
     World {
-        /// Shapes first seen by this client, `(shape id, definition)`, ids ascending.
-        shapes: Vec<(u32, ShapeDef)>,
         /// Bodies entering, net ids ascending.
         spawns: Vec<Spawn>,
         /// Bodies leaving, net ids ascending.
         despawns: Vec<u32>,
         /// Bodies this client now owns and may push, net ids ascending.
         owned: Vec<u32>,
+        /// Joints entering (both bodies in view after this message), net ids ascending.
+        joints: Vec<JointSpawn>,
+        /// Joints leaving, net ids ascending (a joint whose body leaves leaves too, and
+        /// is listed here).
+        joint_despawns: Vec<u32>,
+    },
+    /// A part of a shape definition (reliable, in order): bytes `offset..offset +
+    /// data.len()` of [`ShapeDef::encode`]'s `total` bytes, at most
+    /// [`SHAPE_PART_BYTES`] of them.
+    ShapePart {
+        /// The shape's id.
+        shape_id: u32,
+        /// The whole definition's length in bytes, at most
+        /// [`MAX_SHAPE_BYTES`].
+        total: u32,
+        /// Where this part starts.
+        offset: u32,
+        /// The bytes.
+        data: Vec<u8>,
     },
     /// The answer to a [`ClientMessage::TimeReq`] (unreliable).
     TimeRes {
@@ -143,6 +146,7 @@ const KIND_WORLD: u64 = 2;
 const KIND_TIME_RES: u64 = 3;
 const KIND_TIME_REQ: u64 = 4;
 const KIND_UPDATE: u64 = 5;
+const KIND_SHAPE_PART: u64 = 6;
 
 fn write_state(w: &mut BitWriter, codec: &Codec, s: &BodyState) {
     let bits = |q: &super::quantize::Quantizer| q.bits();
@@ -196,12 +200,12 @@ fn read_state(r: &mut BitReader<'_>, codec: &Codec) -> Result<BodyState, WireErr
     })
 }
 
-fn read_size(r: &mut BitReader<'_>, field: &'static str) -> Result<f32, WireError> {
-    let v = r.read_f32(MAX_SHAPE_SIZE, field)?;
-    if v <= 0.0 {
+fn read_surface(r: &mut BitReader<'_>, field: &'static str) -> Result<f32, WireError> {
+    let v = r.read_f32(MAX_SURFACE, field)?;
+    if v < 0.0 {
         return Err(WireError::FloatOutOfRange {
             field,
-            max: f64::from(MAX_SHAPE_SIZE),
+            max: f64::from(MAX_SURFACE),
             actual: f64::from(v),
         });
     }
@@ -246,51 +250,21 @@ impl ServerMessage {
     /// [`encode_snapshot`](Self::encode_snapshot) to code one against a baseline).
     ///
     /// # Panics
-    /// If an id list is not strictly ascending: the server's own bug.
+    /// If an id list is not strictly ascending, or a spawn has a pose and is not static
+    /// (or the other way round): the server's own bug.
     #[must_use]
     pub fn encode(&self, codec: &Codec) -> Vec<u8> {
         match self {
             ServerMessage::Snapshot(s) => Self::encode_snapshot(codec, s, None),
             ServerMessage::World {
-                shapes,
                 spawns,
                 despawns,
                 owned,
+                joints,
+                joint_despawns,
             } => {
                 let mut w = BitWriter::new();
                 w.write(KIND_WORLD, 3);
-                let shape_ids: Vec<u32> = shapes.iter().map(|&(id, _)| id).collect();
-                write_sorted_ids(&mut w, &shape_ids);
-                for (_, def) in shapes {
-                    match *def {
-                        ShapeDef::Sphere { radius } => {
-                            w.write(0, 2);
-                            w.write_f32(radius);
-                        }
-                        ShapeDef::Cuboid { half_extents } => {
-                            w.write(1, 2);
-                            for v in half_extents.to_array() {
-                                w.write_f32(v);
-                            }
-                        }
-                        ShapeDef::Capsule {
-                            half_height,
-                            radius,
-                        } => {
-                            w.write(2, 2);
-                            w.write_f32(half_height);
-                            w.write_f32(radius);
-                        }
-                        ShapeDef::Cylinder {
-                            half_height,
-                            radius,
-                        } => {
-                            w.write(3, 2);
-                            w.write_f32(half_height);
-                            w.write_f32(radius);
-                        }
-                    }
-                }
                 let spawn_ids: Vec<u32> = spawns.iter().map(|s| s.net_id).collect();
                 write_sorted_ids(&mut w, &spawn_ids);
                 for s in spawns {
@@ -304,9 +278,43 @@ impl ServerMessage {
                         2,
                     );
                     write_state(&mut w, codec, &s.state);
+                    w.write_f32(s.friction);
+                    w.write_f32(s.restitution);
+                    w.write(u64::from(s.material), 16);
+                    assert_eq!(
+                        s.pose.is_some(),
+                        s.motion == NetMotion::Static,
+                        "Spawn::pose: exactly the static bodies have one"
+                    );
+                    if let Some(pose) = &s.pose {
+                        write_pose(&mut w, pose);
+                    }
                 }
                 write_sorted_ids(&mut w, despawns);
                 write_sorted_ids(&mut w, owned);
+                let joint_ids: Vec<u32> = joints.iter().map(|j| j.net_id).collect();
+                write_sorted_ids(&mut w, &joint_ids);
+                for j in joints {
+                    j.write(&mut w);
+                }
+                write_sorted_ids(&mut w, joint_despawns);
+                w.finish()
+            }
+            ServerMessage::ShapePart {
+                shape_id,
+                total,
+                offset,
+                data,
+            } => {
+                let mut w = BitWriter::new();
+                w.write(KIND_SHAPE_PART, 3);
+                w.write_var(*shape_id);
+                w.write_var(*total);
+                w.write_var(*offset);
+                w.write_var(data.len() as u32);
+                for &b in data {
+                    w.write(u64::from(b), 8);
+                }
                 w.finish()
             }
             ServerMessage::TimeRes { id, server_time } => {
@@ -347,32 +355,6 @@ impl ServerMessage {
             }
             KIND_WORLD => {
                 let max = codec.config().max_bodies;
-                let shape_ids = read_sorted_ids(&mut r, max, "world.shapes")?;
-                r.check_count(shape_ids.len() as u32, max, 34, "world.shapes")?;
-                let mut shapes = Vec::with_capacity(shape_ids.len());
-                for id in shape_ids {
-                    let def = match r.read(2, "world.shape.kind")? {
-                        0 => ShapeDef::Sphere {
-                            radius: read_size(&mut r, "world.shape.radius")?,
-                        },
-                        1 => ShapeDef::Cuboid {
-                            half_extents: Vec3::new(
-                                read_size(&mut r, "world.shape.half_extents")?,
-                                read_size(&mut r, "world.shape.half_extents")?,
-                                read_size(&mut r, "world.shape.half_extents")?,
-                            ),
-                        },
-                        2 => ShapeDef::Capsule {
-                            half_height: read_size(&mut r, "world.shape.half_height")?,
-                            radius: read_size(&mut r, "world.shape.radius")?,
-                        },
-                        _ => ShapeDef::Cylinder {
-                            half_height: read_size(&mut r, "world.shape.half_height")?,
-                            radius: read_size(&mut r, "world.shape.radius")?,
-                        },
-                    };
-                    shapes.push((id, def));
-                }
                 let spawn_ids = read_sorted_ids(&mut r, max, "world.spawns")?;
                 r.check_count(spawn_ids.len() as u32, max, 8, "world.spawns")?;
                 let mut spawns = Vec::with_capacity(spawn_ids.len());
@@ -391,20 +373,80 @@ impl ServerMessage {
                         }
                     };
                     let state = read_state(&mut r, codec)?;
+                    let friction = read_surface(&mut r, "world.spawn.friction")?;
+                    let restitution = read_surface(&mut r, "world.spawn.restitution")?;
+                    let material = r.read(16, "world.spawn.material")? as u16;
+                    let pose = if motion == NetMotion::Static {
+                        Some(read_pose(&mut r, "world.spawn.pose")?)
+                    } else {
+                        None
+                    };
                     spawns.push(Spawn {
                         net_id,
                         shape_id,
                         motion,
                         state,
+                        friction,
+                        restitution,
+                        material,
+                        pose,
                     });
                 }
                 let despawns = read_sorted_ids(&mut r, max, "world.despawns")?;
                 let owned = read_sorted_ids(&mut r, max, "world.owned")?;
+                let joint_ids = read_sorted_ids(&mut r, max, "world.joints")?;
+                // A joint is at least its body (6), kind (3), frames (448) and flags (3).
+                r.check_count(joint_ids.len() as u32, max, 460, "world.joints")?;
+                let mut joints = Vec::with_capacity(joint_ids.len());
+                for net_id in joint_ids {
+                    joints.push(JointSpawn::read(&mut r, net_id)?);
+                }
+                let joint_despawns = read_sorted_ids(&mut r, max, "world.joint_despawns")?;
                 ServerMessage::World {
-                    shapes,
                     spawns,
                     despawns,
                     owned,
+                    joints,
+                    joint_despawns,
+                }
+            }
+            KIND_SHAPE_PART => {
+                let shape_id = r.read_var("shape_part.shape_id")?;
+                let total = r.read_var("shape_part.total")?;
+                if total == 0 || total > MAX_SHAPE_BYTES {
+                    return Err(WireError::OutOfRange {
+                        field: "shape_part.total",
+                        max: u64::from(MAX_SHAPE_BYTES),
+                        actual: u64::from(total),
+                    });
+                }
+                let offset = r.read_var("shape_part.offset")?;
+                if offset >= total {
+                    return Err(WireError::OutOfRange {
+                        field: "shape_part.offset",
+                        max: u64::from(total - 1),
+                        actual: u64::from(offset),
+                    });
+                }
+                let len = r.read_var("shape_part.data")?;
+                let most = (total - offset).min(SHAPE_PART_BYTES as u32);
+                let len = r.check_count(len, most, 8, "shape_part.data")?;
+                if len == 0 {
+                    return Err(WireError::OutOfRange {
+                        field: "shape_part.data (at least 1 byte)",
+                        max: u64::from(most),
+                        actual: 0,
+                    });
+                }
+                let mut data = Vec::with_capacity(len);
+                for _ in 0..len {
+                    data.push(r.read(8, "shape_part.data")? as u8);
+                }
+                ServerMessage::ShapePart {
+                    shape_id,
+                    total,
+                    offset,
+                    data,
                 }
             }
             KIND_TIME_RES => ServerMessage::TimeRes {
@@ -414,7 +456,7 @@ impl ServerMessage {
             kind => {
                 return Err(WireError::OutOfRange {
                     field: "packet.kind",
-                    max: KIND_TIME_RES,
+                    max: KIND_SHAPE_PART,
                     actual: kind,
                 });
             }

@@ -8,8 +8,14 @@
 //!   all of it is sent, since the bodies of an island move as one. Static bodies are
 //!   sent once, when they enter, and never in snapshots.
 //! - **Reliable changes.** Bodies entering the area are spawned (with the definitions of
-//!   shapes this client has not seen, each sent once by id), bodies leaving or removed
-//!   are despawned, on the reliable channel.
+//!   shapes this client has not seen, each sent once by id, in parts of at most
+//!   [`SHAPE_PART_BYTES`], before the spawns that use
+//!   them; every kind of shape crosses), bodies leaving or removed are despawned, on the
+//!   reliable channel; so are joints, once both their bodies are in view (or their body
+//!   A is the world), and when they are removed or a body of theirs leaves. A joint
+//!   whose description changed (`World::set_joint_kind`) is despawned and spawned anew
+//!   under a new net id. A body's friction, restitution and material id go with its
+//!   spawn (later changes are not sent yet).
 //! - **Snapshot.** The state the client will rebuild is coded against the last snapshot
 //!   it acknowledged. Islands whose quantized state changed are taken most relevant
 //!   first, `(1 + ticks since the acknowledged state) / (1 + distance)`, until the
@@ -37,13 +43,15 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::body::{BodyId, MotionType};
+use crate::joint::{JointDesc, JointId};
 use crate::math::Vec3;
-use crate::shape::Shape;
 use crate::world::World;
 
 use super::config::{BodyState, Codec};
 use super::error::WireError;
-use super::message::{Action, ClientMessage, MAX_TIME, NetMotion, ServerMessage, ShapeDef, Spawn};
+use super::joints::JointSpawn;
+use super::message::{Action, ClientMessage, MAX_TIME, NetMotion, ServerMessage, Spawn};
+use super::shapes::{SHAPE_PART_BYTES, ShapeDef};
 use super::snapshot::SnapshotState;
 use super::transport::Channel;
 
@@ -109,6 +117,16 @@ struct Replicated {
     body: BodyId,
     shape_id: u32,
     motion: NetMotion,
+    friction: f32,
+    restitution: f32,
+    material: u16,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ReplicatedJoint {
+    id: JointId,
+    desc: JointDesc,
+    spawn: JointSpawn,
 }
 
 #[derive(Debug)]
@@ -116,6 +134,7 @@ struct Slot {
     point: Vec3,
     radius: f32,
     known: BTreeSet<u32>,
+    joints_known: BTreeSet<u32>,
     shapes_sent: BTreeSet<u32>,
     owned: BTreeSet<u32>,
     owned_unsent: Vec<u32>,
@@ -148,9 +167,7 @@ pub enum ServerError {
     UnknownClient(ClientId),
     /// A client with this id is already connected.
     DuplicateClient(ClientId),
-    /// The body is not replicated (removed, or of a shape the wire does not carry:
-    /// spheres, boxes, capsules and cylinders are; hulls, compounds, meshes,
-    /// heightfields and half-spaces are not yet).
+    /// The body is not replicated (removed from the world).
     NotReplicated(BodyId),
     /// An area of interest needs a finite point and a positive finite radius.
     InvalidArea {
@@ -192,31 +209,16 @@ pub struct Server {
     net_of: BTreeMap<BodyId, u32>,
     replicated: BTreeMap<u32, Replicated>,
     next_net_id: u32,
-    shapes: Vec<ShapeDef>,
+    /// Each shape's definition and its coded bytes, shape id `i + 1` at `i`.
+    shapes: Vec<(ShapeDef, Vec<u8>)>,
+    joint_net: BTreeMap<JointId, u32>,
+    joints: BTreeMap<u32, ReplicatedJoint>,
+    next_joint_id: u32,
     clients: BTreeMap<ClientId, Slot>,
     pending: Vec<Pending>,
     outgoing: Vec<(ClientId, Channel, Vec<u8>)>,
-    unreplicated: usize,
     unknown_packets: u64,
     input_delay: f64,
-}
-
-fn shape_def(shape: &Shape) -> Option<ShapeDef> {
-    Some(match shape {
-        Shape::Sphere(s) => ShapeDef::Sphere { radius: s.radius },
-        Shape::Box(b) => ShapeDef::Cuboid {
-            half_extents: b.half_extents.into(),
-        },
-        Shape::Capsule(c) => ShapeDef::Capsule {
-            half_height: c.half_height,
-            radius: c.radius,
-        },
-        Shape::Cylinder(c) => ShapeDef::Cylinder {
-            half_height: c.half_height,
-            radius: c.radius,
-        },
-        _ => return None,
-    })
 }
 
 fn find(parent: &mut [u32], mut i: u32) -> u32 {
@@ -228,8 +230,8 @@ fn find(parent: &mut [u32], mut i: u32) -> u32 {
 }
 
 impl Server {
-    /// A server owning `world`; every body in it (and every body created later) with a
-    /// shape the wire carries is replicated.
+    /// A server owning `world`; every body and joint in it (and every one created
+    /// later) is replicated.
     #[must_use]
     pub fn new(world: World, codec: Codec, desc: ServerDesc) -> Server {
         let mut server = Server {
@@ -241,10 +243,12 @@ impl Server {
             replicated: BTreeMap::new(),
             next_net_id: 1,
             shapes: Vec::new(),
+            joint_net: BTreeMap::new(),
+            joints: BTreeMap::new(),
+            next_joint_id: 1,
             clients: BTreeMap::new(),
             pending: Vec::new(),
             outgoing: Vec::new(),
-            unreplicated: 0,
             unknown_packets: 0,
             input_delay: 0.0,
         };
@@ -294,10 +298,10 @@ impl Server {
         self.input_delay
     }
 
-    /// Bodies left out of replication for their shape.
+    /// The net id of a replicated joint.
     #[must_use]
-    pub fn unreplicated(&self) -> usize {
-        self.unreplicated
+    pub fn joint_net_id(&self, joint: JointId) -> Option<u32> {
+        self.joint_net.get(&joint).copied()
     }
 
     /// Packets from ids that are not connected clients.
@@ -332,6 +336,7 @@ impl Server {
                 point,
                 radius,
                 known: BTreeSet::new(),
+                joints_known: BTreeSet::new(),
                 shapes_sent: BTreeSet::new(),
                 owned: BTreeSet::new(),
                 owned_unsent: Vec::new(),
@@ -549,23 +554,20 @@ impl Server {
         }
     }
 
-    /// Gives net ids to new bodies and forgets removed ones.
+    /// Gives net ids to new bodies and joints and forgets removed ones.
     fn sync_replication(&mut self) {
         self.replicated.retain(|_, r| self.world.contains(r.body));
         self.net_of.retain(|b, _| self.world.contains(*b));
-        let mut unreplicated = 0;
         for body in self.world.bodies() {
             if self.net_of.contains_key(&body.id()) {
                 continue;
             }
-            let Some(def) = shape_def(body.shape()) else {
-                unreplicated += 1;
-                continue;
-            };
-            let shape_id = match self.shapes.iter().position(|s| *s == def) {
+            let def = ShapeDef::from_shape(body.shape());
+            let shape_id = match self.shapes.iter().position(|(s, _)| *s == def) {
                 Some(i) => i as u32 + 1,
                 None => {
-                    self.shapes.push(def);
+                    let bytes = def.encode();
+                    self.shapes.push((def, bytes));
                     self.shapes.len() as u32
                 }
             };
@@ -583,10 +585,50 @@ impl Server {
                     body: body.id(),
                     shape_id,
                     motion,
+                    friction: body.friction(),
+                    restitution: body.restitution(),
+                    material: body.material().0,
                 },
             );
         }
-        self.unreplicated = unreplicated;
+        // Joints: forget removed ones and those whose description changed (they come
+        // back under a new net id below), then map the new ones.
+        let world = &self.world;
+        self.joints
+            .retain(|_, j| world.joint_desc(j.id).is_ok_and(|d| d == j.desc));
+        let live: BTreeSet<JointId> = self.joints.values().map(|j| j.id).collect();
+        self.joint_net.retain(|id, _| live.contains(id));
+        for id in self.world.joint_ids() {
+            if self.joint_net.contains_key(&id) {
+                continue;
+            }
+            let desc = self.world.joint_desc(id).expect("listed live");
+            let body_a = match desc.body_a {
+                Some(a) => Some(self.net_of[&a]),
+                None => None,
+            };
+            let net_id = self.next_joint_id;
+            self.next_joint_id += 1;
+            self.joint_net.insert(id, net_id);
+            self.joints.insert(
+                net_id,
+                ReplicatedJoint {
+                    id,
+                    desc,
+                    spawn: JointSpawn {
+                        net_id,
+                        body_a,
+                        body_b: self.net_of[&desc.body_b],
+                        kind: desc.kind,
+                        frame_a: desc.frame_a,
+                        frame_b: desc.frame_b,
+                        collide_connected: desc.collide_connected,
+                        break_force: desc.break_force,
+                        break_torque: desc.break_torque,
+                    },
+                },
+            );
+        }
     }
 
     fn send_snapshots(&mut self) {
@@ -613,6 +655,21 @@ impl Server {
             else {
                 continue;
             };
+            let (ra, rb) = (self.replicated[&a].motion, self.replicated[&b].motion);
+            if ra == NetMotion::Static || rb == NetMotion::Static {
+                continue;
+            }
+            let ia = ids.binary_search(&a).expect("replicated") as u32;
+            let ib = ids.binary_search(&b).expect("replicated") as u32;
+            let (x, y) = (find(&mut parent, ia), find(&mut parent, ib));
+            if x != y {
+                parent[x.max(y) as usize] = x.min(y);
+            }
+        }
+        // Jointed bodies move as one too.
+        for j in self.joints.values() {
+            let Some(a) = j.spawn.body_a else { continue };
+            let b = j.spawn.body_b;
             let (ra, rb) = (self.replicated[&a].motion, self.replicated[&b].motion);
             if ra == NetMotion::Static || rb == NetMotion::Static {
                 continue;
@@ -652,7 +709,7 @@ impl Server {
             island_distance[r] = island_distance[r].min(d);
         }
         let inside = |i: usize| island_distance[roots[i] as usize] <= slot.radius;
-        // Reliable: spawns, despawns, shapes, ownership.
+        // Reliable: shapes, spawns, despawns, joints, ownership.
         let mut spawns = Vec::new();
         let mut shapes = Vec::new();
         let mut area = BTreeSet::new();
@@ -664,31 +721,85 @@ impl Server {
             if !slot.known.contains(&ids[i]) {
                 let rep = self.replicated[&ids[i]];
                 if slot.shapes_sent.insert(rep.shape_id) {
-                    shapes.push((rep.shape_id, self.shapes[rep.shape_id as usize - 1]));
+                    shapes.push(rep.shape_id);
                 }
                 spawns.push(Spawn {
                     net_id: ids[i],
                     shape_id: rep.shape_id,
                     motion: rep.motion,
                     state: states[i].0,
+                    friction: rep.friction,
+                    restitution: rep.restitution,
+                    material: rep.material,
+                    pose: (rep.motion == NetMotion::Static).then(|| {
+                        self.world
+                            .transform(rep.body)
+                            .expect("replication was synced this step")
+                    }),
                 });
             }
         }
         let mut despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
-        shapes.sort_by_key(|&(id, _)| id);
+        // Joints in view: both bodies in the area (body A may be the world).
+        let joints_in: BTreeSet<u32> = self
+            .joints
+            .iter()
+            .filter(|(_, j)| {
+                j.spawn.body_a.is_none_or(|a| area.contains(&a)) && area.contains(&j.spawn.body_b)
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        let mut joint_spawns: Vec<JointSpawn> = joints_in
+            .difference(&slot.joints_known)
+            .map(|id| self.joints[id].spawn)
+            .collect();
+        let mut joint_despawns: Vec<u32> =
+            slot.joints_known.difference(&joints_in).copied().collect();
+        slot.joints_known = joints_in;
+        shapes.sort_unstable();
         let mut owned = std::mem::take(&mut slot.owned_unsent);
         owned.sort_unstable();
-        // In messages of at most WORLD_CHUNK spawns and despawns each, so none comes
-        // near the packet limit; shapes go with the first, before the spawns that use
-        // them, and the reliable channel keeps the order.
-        while !(shapes.is_empty() && spawns.is_empty() && despawns.is_empty() && owned.is_empty()) {
+        // Shapes first, each in parts, before the spawns that use them; the reliable
+        // channel keeps the order.
+        for id in shapes {
+            let bytes = &self.shapes[id as usize - 1].1;
+            for (k, part) in bytes.chunks(SHAPE_PART_BYTES).enumerate() {
+                let msg = ServerMessage::ShapePart {
+                    shape_id: id,
+                    total: bytes.len() as u32,
+                    offset: (k * SHAPE_PART_BYTES) as u32,
+                    data: part.to_vec(),
+                }
+                .encode(codec);
+                slot.stats.world_bytes += msg.len() as u64;
+                self.outgoing.push((client, Channel::Reliable, msg));
+            }
+        }
+        // In messages of at most WORLD_CHUNK spawns, despawns and joints each, so none
+        // comes near the packet limit; joints leave in the first messages (before their
+        // bodies) and enter once every spawn is out (after their bodies).
+        while !(spawns.is_empty()
+            && despawns.is_empty()
+            && owned.is_empty()
+            && joint_spawns.is_empty()
+            && joint_despawns.is_empty())
+        {
             let rest_spawns = spawns.split_off(spawns.len().min(WORLD_CHUNK));
             let rest_despawns = despawns.split_off(despawns.len().min(WORLD_CHUNK));
+            let rest_joint_despawns =
+                joint_despawns.split_off(joint_despawns.len().min(WORLD_CHUNK));
+            let joints = if rest_spawns.is_empty() {
+                let rest = joint_spawns.split_off(joint_spawns.len().min(WORLD_CHUNK));
+                std::mem::replace(&mut joint_spawns, rest)
+            } else {
+                Vec::new()
+            };
             let bytes = ServerMessage::World {
-                shapes: std::mem::take(&mut shapes),
                 spawns: std::mem::replace(&mut spawns, rest_spawns),
                 despawns: std::mem::replace(&mut despawns, rest_despawns),
                 owned: std::mem::take(&mut owned),
+                joints,
+                joint_despawns: std::mem::replace(&mut joint_despawns, rest_joint_despawns),
             }
             .encode(codec);
             slot.stats.world_bytes += bytes.len() as u64;

@@ -94,6 +94,13 @@ impl World {
         self.joints.get(id).is_ok()
     }
 
+    /// The live joints (broken ones included until removed), in slot order.
+    pub fn joint_ids(&self) -> impl Iterator<Item = JointId> + '_ {
+        (0..self.joints.joints.len() as u32)
+            .filter(|&i| self.joints.joints[i as usize].alive)
+            .map(|i| self.joints.id_of(i))
+    }
+
     /// Number of live joints (broken ones included until removed).
     #[must_use]
     pub fn joint_count(&self) -> usize {

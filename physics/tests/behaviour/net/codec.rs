@@ -2,9 +2,10 @@
 //! bodies cost nothing, and every message of both sides round-trips; bad client packets
 //! are refused with the field named.
 
-use joule_physics::math::{Quat, Vec3};
+use joule_physics::joint::{AxisDrive, AxisLimit, JointKind, Motor};
+use joule_physics::math::{Isometry, Quat, Vec3};
 use joule_physics::net::{
-    Action, ClientMessage, Codec, InputFrame, NetConfig, NetMotion, ServerMessage, ShapeDef,
+    Action, ClientMessage, Codec, InputFrame, JointSpawn, NetConfig, NetMotion, ServerMessage,
     SnapshotState, Spawn, WireError,
 };
 
@@ -106,46 +107,47 @@ fn world_and_time_messages_round_trip() {
         Vec3::Y,
         Vec3::Z,
     );
+    let spawn = |net_id, shape_id, motion: NetMotion| Spawn {
+        net_id,
+        shape_id,
+        motion,
+        state,
+        friction: 0.6,
+        restitution: 0.1,
+        material: 3,
+        pose: (motion == NetMotion::Static)
+            .then(|| Isometry::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_z(0.3))),
+    };
+    let joint = JointSpawn {
+        net_id: 4,
+        body_a: Some(3),
+        body_b: 40,
+        kind: JointKind::Hinge(AxisDrive {
+            limit: Some(AxisLimit {
+                lower: -1.0,
+                upper: 0.5,
+            }),
+            spring: None,
+            motor: Some(Motor::Velocity {
+                speed: 2.0,
+                max_force: 10.0,
+            }),
+        }),
+        frame_a: Isometry::new(Vec3::new(0.5, 0.0, 0.0), Quat::from_rotation_z(0.5)),
+        frame_b: Isometry::IDENTITY,
+        collide_connected: false,
+        break_force: f32::INFINITY,
+        break_torque: 200.0,
+    };
     let world = ServerMessage::World {
-        shapes: vec![
-            (1, ShapeDef::Sphere { radius: 0.5 }),
-            (
-                2,
-                ShapeDef::Cuboid {
-                    half_extents: Vec3::new(0.5, 0.25, 1.0),
-                },
-            ),
-            (
-                7,
-                ShapeDef::Capsule {
-                    half_height: 0.5,
-                    radius: 0.2,
-                },
-            ),
-            (
-                9,
-                ShapeDef::Cylinder {
-                    half_height: 1.0,
-                    radius: 0.3,
-                },
-            ),
-        ],
         spawns: vec![
-            Spawn {
-                net_id: 3,
-                shape_id: 1,
-                motion: NetMotion::Dynamic,
-                state,
-            },
-            Spawn {
-                net_id: 40,
-                shape_id: 9,
-                motion: NetMotion::Static,
-                state,
-            },
+            spawn(3, 1, NetMotion::Dynamic),
+            spawn(40, 9, NetMotion::Static),
         ],
         despawns: vec![1, 2],
         owned: vec![3],
+        joints: vec![joint],
+        joint_despawns: vec![1],
     };
     let bytes = world.encode(&codec);
     assert_eq!(

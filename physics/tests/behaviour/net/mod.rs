@@ -2,4 +2,5 @@
 //! the simulated network.
 
 mod codec;
+mod replication;
 mod session;
