@@ -41,7 +41,7 @@ pub use config::{BodyState, Codec, NetConfig};
 pub use error::{NetConfigError, WireError};
 pub use message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, ShapeDef, Spawn};
 pub use quantize::{QuantRange, Quantizer, SmallestThree};
-pub use server::{ClientId, ClientStats, Server, ServerDesc, ServerError};
+pub use server::{AppliedInput, ClientId, ClientStats, Server, ServerDesc, ServerError};
 pub use sim::{Conditioned, LinkConditions, SimEndpoint, SimNetwork};
 pub use snapshot::SnapshotState;
 pub use transport::{Channel, Transport, pump_client, pump_server};

@@ -27,12 +27,26 @@
 //! drops packets beyond [`ServerDesc::packet_rate`] before decoding, so a flood costs the
 //! server a counter, not its tick. Input frames are buffered and applied at the step of
 //! their time stamp plus the input delay (the playout-delay buffer of seed 000 §Playout
-//! delay); frames the history resends are applied once, by sequence number. The delay
-//! follows the clients: the 95th percentile of each client's last 64 frame latenesses
-//! (arrival minus time stamp) plus one step, the largest over all clients, and never
-//! below [`ServerDesc::input_delay`], so every client's inputs land with the same
-//! relative timing. It only rises for now: a client whose latency falls does not lower
-//! it.
+//! delay); frames the history resends are applied once, by sequence number.
+//!
+//! **The input delay adapts both ways.** Each new frame's lateness (its arrival on the
+//! server's clock minus its time stamp, the client's estimate of the server's clock)
+//! is kept, the last [`LATENESS_KEPT`] per client. A client needs the largest of them
+//! plus one step; the delay is the most any client needs (so every client's inputs
+//! land with the same relative timing) and never below [`ServerDesc::input_delay`].
+//! - It **rises** at once, before the frame that raised it is scheduled, so no frame
+//!   is ever scheduled for a step already past.
+//! - It **falls** only when every client needs less than the delay minus
+//!   [`DELAY_HYSTERESIS`], by one step every [`DELAY_FALL_PERIOD`] seconds: frames
+//!   come a snapshot interval (two steps or more) apart, so one step less never puts
+//!   a frame before the one sent ahead of it; a client's frames are also never
+//!   scheduled before its previous one.
+//!
+//! The hysteresis keeps it from flapping: between needing more than the delay and
+//! needing less than the delay minus the hysteresis, it holds. It is more than one
+//! update interval (33 ms at 30 updates/s), the lateness a single lost packet adds to
+//! the frame the next packet brings; the 128 frames kept are about 4 s of input at 30
+//! frames/s, so a loss now and then keeps the delay where it is.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -49,6 +63,34 @@ use super::transport::Channel;
 
 /// The most spawns (and the most despawns) one reliable world message carries.
 pub const WORLD_CHUNK: usize = 256;
+
+/// New input frames per client whose lateness the input delay follows.
+pub const LATENESS_KEPT: usize = 128;
+
+/// How far below the input delay every client's need must be before it falls, seconds.
+pub const DELAY_HYSTERESIS: f64 = 0.04;
+
+/// Seconds between two one-step falls of the input delay.
+pub const DELAY_FALL_PERIOD: f64 = 0.25;
+
+/// One input action applied to the world, as [`Server::take_applied`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AppliedInput {
+    /// The client that sent it.
+    pub client: ClientId,
+    /// Its frame's sequence number.
+    pub seq: u32,
+    /// Its place in the frame.
+    pub index: u32,
+    /// Its frame's time stamp (server clock, as the client estimated it).
+    pub time: f64,
+    /// The server time it was scheduled for: the time stamp plus the input delay when
+    /// it arrived (later only to keep the client's frames in order).
+    pub at: f64,
+    /// The step it was applied before: the first whose start time is at or after `at`,
+    /// unless it came late.
+    pub tick: u32,
+}
 
 /// A client's id on the server, given by the transport (a renet client id, a node of
 /// the simulated network).
@@ -124,8 +166,10 @@ struct Slot {
     sent: VecDeque<(SnapshotState, Vec<u32>)>,
     acked: Option<u32>,
     last_seq: u32,
-    /// Arrival minus time stamp of the last 64 new input frames.
+    /// Arrival minus time stamp of the last [`LATENESS_KEPT`] new input frames.
     lateness: VecDeque<f64>,
+    /// When the client's last frame was scheduled.
+    last_at: f64,
     tokens: f64,
     refilled: f64,
     stats: ClientStats,
@@ -137,6 +181,7 @@ struct Pending {
     client: ClientId,
     seq: u32,
     index: u32,
+    time: f64,
     action: Action,
 }
 
@@ -199,6 +244,8 @@ pub struct Server {
     unreplicated: usize,
     unknown_packets: u64,
     input_delay: f64,
+    last_fall: f64,
+    applied: Option<Vec<AppliedInput>>,
 }
 
 fn shape_def(shape: &Shape) -> Option<ShapeDef> {
@@ -247,6 +294,8 @@ impl Server {
             unreplicated: 0,
             unknown_packets: 0,
             input_delay: 0.0,
+            last_fall: 0.0,
+            applied: None,
         };
         server.input_delay = server.desc.input_delay;
         server.sync_replication();
@@ -294,6 +343,21 @@ impl Server {
         self.input_delay
     }
 
+    /// Starts (or stops, dropping what was kept) keeping a log of every input action
+    /// applied, for [`take_applied`](Self::take_applied).
+    pub fn record_applied(&mut self, on: bool) {
+        self.applied = on.then(Vec::new);
+    }
+
+    /// The input actions applied since the last call, in the order applied (empty
+    /// unless [`record_applied`](Self::record_applied) is on).
+    pub fn take_applied(&mut self) -> Vec<AppliedInput> {
+        self.applied
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Bodies left out of replication for their shape.
     #[must_use]
     pub fn unreplicated(&self) -> usize {
@@ -339,6 +403,7 @@ impl Server {
                 acked: None,
                 last_seq: 0,
                 lateness: VecDeque::new(),
+                last_at: f64::NEG_INFINITY,
                 tokens: self.desc.packet_burst,
                 refilled: f64::NEG_INFINITY,
                 stats: ClientStats::default(),
@@ -436,23 +501,23 @@ impl Server {
                         let now_tick = f64::from(self.tick) / rate;
                         for frame in &inputs {
                             if frame.seq > slot.last_seq {
-                                if slot.lateness.len() == 64 {
+                                if slot.lateness.len() == LATENESS_KEPT {
                                     slot.lateness.pop_front();
                                 }
                                 slot.lateness.push_back(now - frame.time);
                             }
                         }
-                        let mut sorted: Vec<f64> = slot.lateness.iter().copied().collect();
-                        sorted.sort_by(f64::total_cmp);
-                        if let Some(&p95) = sorted.get(sorted.len() * 95 / 100) {
-                            self.input_delay = self.input_delay.max(p95 + 1.0 / rate);
+                        // Rises at once, before these frames are scheduled.
+                        if let Some(need) = Self::need(slot, rate) {
+                            self.input_delay = self.input_delay.max(need);
                         }
                         for frame in inputs {
                             if frame.seq <= slot.last_seq {
                                 continue;
                             }
                             slot.last_seq = frame.seq;
-                            let at = frame.time + self.input_delay;
+                            let at = (frame.time + self.input_delay).max(slot.last_at);
+                            slot.last_at = at;
                             if at < now_tick {
                                 slot.stats.late_frames += 1;
                             }
@@ -462,6 +527,7 @@ impl Server {
                                     client,
                                     seq: frame.seq,
                                     index: index as u32,
+                                    time: frame.time,
                                     action,
                                 });
                             }
@@ -515,9 +581,35 @@ impl Server {
         std::mem::take(&mut self.outgoing)
     }
 
+    /// What `slot` needs of the input delay: its latest frames' largest lateness plus
+    /// one step; `None` before any frame.
+    fn need(slot: &Slot, rate: f64) -> Option<f64> {
+        let worst = slot.lateness.iter().copied().reduce(f64::max)?;
+        Some(worst + 1.0 / rate)
+    }
+
+    /// Lowers the input delay by one step when every client has needed less than it
+    /// minus the hysteresis, at most once per [`DELAY_FALL_PERIOD`].
+    fn lower_input_delay(&mut self, now: f64) {
+        if now - self.last_fall < DELAY_FALL_PERIOD {
+            return;
+        }
+        self.last_fall = now;
+        let rate = f64::from(self.codec.config().tick_rate);
+        let need = self
+            .clients
+            .values()
+            .filter_map(|s| Self::need(s, rate))
+            .fold(self.desc.input_delay, f64::max);
+        if need < self.input_delay - DELAY_HYSTERESIS {
+            self.input_delay = (self.input_delay - 1.0 / rate).max(need);
+        }
+    }
+
     fn step_once(&mut self) {
         let rate = f64::from(self.codec.config().tick_rate);
         let now = f64::from(self.tick) / rate;
+        self.lower_input_delay(now);
         // The playout-delay buffer: every action due by this step, in a fixed order.
         let (mut due, rest): (Vec<Pending>, Vec<Pending>) =
             self.pending.drain(..).partition(|p| p.at <= now);
@@ -536,6 +628,16 @@ impl Server {
                 && let Some(slot) = self.clients.get_mut(&p.client)
             {
                 slot.stats.actions_applied += 1;
+                if let Some(log) = &mut self.applied {
+                    log.push(AppliedInput {
+                        client: p.client,
+                        seq: p.seq,
+                        index: p.index,
+                        time: p.time,
+                        at: p.at,
+                        tick: self.tick,
+                    });
+                }
             }
         }
         self.world.step(self.codec.dt());

@@ -3,3 +3,4 @@
 
 mod codec;
 mod session;
+mod timing;
