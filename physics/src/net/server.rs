@@ -12,11 +12,15 @@
 //!   are despawned, on the reliable channel.
 //! - **Snapshot.** The state the client will rebuild is coded against the last snapshot
 //!   it acknowledged. Islands whose quantized state changed are taken most relevant
-//!   first, `(1 + ticks since the acknowledged state) / (1 + distance)`, until the
-//!   client's bandwidth budget for the tick is spent; an island left out keeps its old
-//!   state on both sides and rises in relevance until it is sent. An island larger than
-//!   the whole budget is sent in parts, stalest bodies first. The server keeps what each client will have
-//!   for every tick sent, to code against it once acknowledged.
+//!   first until the client's bandwidth budget for the tick is spent. A body's
+//!   relevance grows with how far the client's copy is from the server's position
+//!   (what the client would show wrong if it were left out), with the time since the
+//!   state the client has was taken (so a body not updated for long rises until it is
+//!   sent), and falls with its distance from the area's point ([`RELEVANCE_FLOOR`]); an
+//!   island's is its most relevant body's. An island left out keeps its old state on
+//!   both sides; one larger than what is left of the budget is sent in part, its most
+//!   relevant bodies first. The server keeps what each client will have for every tick
+//!   sent, to code against it once acknowledged.
 //! - **Entity mapping.** Each replicated body gets a net id, never reused; clients map
 //!   net ids to their own objects (seed 000 §Entity Mapping).
 //!
@@ -60,6 +64,20 @@ use super::error::WireError;
 use super::message::{Action, ClientMessage, MAX_TIME, NetMotion, ServerMessage, ShapeDef, Spawn};
 use super::snapshot::SnapshotState;
 use super::transport::Channel;
+
+/// A body's relevance is `(RELEVANCE_FLOOR + change) * (1 + age / AGE_TICKS) / (1 +
+/// distance)`: `change` how far, metres, the client's copy is from the server's
+/// position, `age` the steps since the state the client has was taken, `distance` from
+/// the area's point. The floor keeps a body whose change is below a millimetre
+/// (quantization noise of a body at rest) from never being sent.
+pub const RELEVANCE_FLOOR: f32 = 0.001;
+
+/// The steps of staleness that double a body's relevance (half a second at 60 steps/s).
+pub const AGE_TICKS: f32 = 30.0;
+
+/// Below this many bits left, no body fits (an unchanged-rotation position delta alone
+/// is more).
+const SMALLEST_BODY_BITS: i64 = 16;
 
 /// The most spawns (and the most despawns) one reliable world message carries.
 pub const WORLD_CHUNK: usize = 256;
@@ -171,6 +189,9 @@ struct Slot {
     /// When the client's last frame was scheduled.
     last_at: f64,
     tokens: f64,
+    /// Bits the last snapshots spent under (positive) or over (negative) the budget,
+    /// carried into the next so the stream keeps to the budget on average.
+    carry: i64,
     refilled: f64,
     stats: ClientStats,
 }
@@ -405,6 +426,7 @@ impl Server {
                 lateness: VecDeque::new(),
                 last_at: f64::NEG_INFINITY,
                 tokens: self.desc.packet_burst,
+                carry: 0,
                 refilled: f64::NEG_INFINITY,
                 stats: ClientStats::default(),
             },
@@ -808,9 +830,10 @@ impl Server {
             Some((&b.bodies[i].1, fresh[i]))
         };
         let moving = |i: usize| self.replicated[&ids[i]].motion != NetMotion::Static;
-        let mut islands: BTreeMap<u32, (f32, u32, u64)> = BTreeMap::new();
-        // Each changed body's staleness and cost, by index.
-        let mut changed: Vec<Option<(u32, u64)>> = vec![None; n];
+        // Each changed body's relevance and cost, by index; each island's relevance
+        // (its most relevant body's) and cost.
+        let mut changed: Vec<Option<(f32, u64)>> = vec![None; n];
+        let mut islands: BTreeMap<u32, (f32, u64)> = BTreeMap::new();
         for i in 0..n {
             if !inside(i) || !moving(i) {
                 continue;
@@ -824,46 +847,63 @@ impl Server {
             // snapshot until an acknowledged one holds it, and the budget is spent on
             // finishing what was started rather than on starting more.
             let age = tick - base.map_or(0, |(_, fresh)| fresh).min(tick);
+            // How far the client's copy is from the truth: what it shows if this body
+            // is left out (a body it has no baseline for counts as a metre).
+            let change = base.map_or(1.0, |(b, _)| codec.position(b).distance(states[i].1));
+            let distance = states[i].1.distance(slot.point);
+            let relevance =
+                (RELEVANCE_FLOOR + change) * (1.0 + age as f32 / AGE_TICKS) / (1.0 + distance);
             let cost = super::snapshot::body_cost_bits(codec, base.map(|(b, _)| b), &states[i].0);
-            changed[i] = Some((age, cost));
-            let e = islands
-                .entry(roots[i])
-                .or_insert((island_distance[roots[i] as usize], 0, 0));
-            e.1 = e.1.max(age);
-            e.2 += cost;
+            changed[i] = Some((relevance, cost));
+            let e = islands.entry(roots[i]).or_insert((0.0, 0));
+            e.0 = e.0.max(relevance);
+            e.1 += cost;
         }
-        let mut order: Vec<(u32, f32, u32, u64)> = islands
-            .into_iter()
-            .map(|(r, (d, a, c))| (r, d, a, c))
-            .collect();
-        order.sort_by(|x, y| {
-            let sx = (1.0 + x.2 as f32) / (1.0 + x.1);
-            let sy = (1.0 + y.2 as f32) / (1.0 + y.1);
-            sy.total_cmp(&sx).then(x.0.cmp(&y.0))
-        });
+        let mut order: Vec<(u32, f32, u64)> =
+            islands.into_iter().map(|(r, (s, c))| (r, s, c)).collect();
+        order.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
         let rate = codec.config().tick_rate as f32 / codec.config().snapshot_interval as f32;
         // The budget, and never more than half the packet limit.
-        let mut budget = ((self.desc.bandwidth as f32 / rate * 8.0) as i64)
-            .min(super::MAX_PACKET_BYTES as i64 * 4)
-            - 128;
+        let per_snapshot = ((self.desc.bandwidth as f32 / rate * 8.0) as i64)
+            .min(super::MAX_PACKET_BYTES as i64 * 4);
+        // What the last snapshots over- or under-spent (the cost estimate leaves out the
+        // id lists and the header) is taken from or added to this one.
+        let allowance = per_snapshot + slot.carry;
+        let mut budget = allowance - 128;
         let mut chosen = BTreeSet::new();
-        // An island larger than the whole budget (rain4k's pile is one island of
-        // thousands) is sent in parts, its stalest bodies first, when it comes first.
+        // An island larger than what is left of the budget (rain4k's pile is one island
+        // of thousands) is sent in part, its most relevant bodies first.
         let mut partial = BTreeSet::new();
-        for (k, &(root, _, _, cost)) in order.iter().enumerate() {
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut member_of: BTreeMap<u32, usize> = BTreeMap::new();
+        for i in 0..n {
+            if changed[i].is_some() {
+                let k = *member_of.entry(roots[i]).or_insert_with(|| {
+                    members.push(Vec::new());
+                    members.len() - 1
+                });
+                members[k].push(i);
+            }
+        }
+        for &(root, _, cost) in &order {
+            if budget < SMALLEST_BODY_BITS {
+                break;
+            }
             if budget >= cost as i64 {
                 budget -= cost as i64;
                 chosen.insert(root);
-            } else if k == 0 {
-                let mut members: Vec<(u32, u64, usize)> = (0..n)
-                    .filter(|&i| roots[i] == root)
-                    .filter_map(|i| changed[i].map(|(age, cost)| (age, cost, i)))
-                    .collect();
-                members.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
-                for (_, cost, i) in members {
-                    if budget < cost as i64 {
-                        break;
-                    }
+                continue;
+            }
+            let mut list: Vec<(f32, u64, usize)> = members[member_of[&root]]
+                .iter()
+                .map(|&i| {
+                    let (r, c) = changed[i].expect("a member is changed");
+                    (r, c, i)
+                })
+                .collect();
+            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+            for (_, cost, i) in list {
+                if budget >= cost as i64 {
                     budget -= cost as i64;
                     partial.insert(i);
                 }
@@ -885,6 +925,7 @@ impl Server {
         }
         let next = SnapshotState { tick, bodies };
         let bytes = ServerMessage::encode_snapshot(codec, &next, baseline.map(|(b, _)| b));
+        slot.carry = (allowance - 8 * bytes.len() as i64).clamp(-per_snapshot, per_snapshot);
         slot.stats.snapshot_bytes += bytes.len() as u64;
         slot.stats.snapshots += 1;
         self.outgoing.push((client, Channel::Unreliable, bytes));
