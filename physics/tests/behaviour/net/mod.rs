@@ -2,5 +2,6 @@
 //! the simulated network.
 
 mod codec;
+mod relevance;
 mod session;
 mod timing;
