@@ -55,7 +55,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::body::{BodyId, MotionType};
-use crate::math::Vec3;
+use crate::math::{Vec3, length};
 use crate::shape::Shape;
 use crate::world::World;
 
@@ -849,8 +849,10 @@ impl Server {
             let age = tick - base.map_or(0, |(_, fresh)| fresh).min(tick);
             // How far the client's copy is from the truth: what it shows if this body
             // is left out (a body it has no baseline for counts as a metre).
-            let change = base.map_or(1.0, |(b, _)| codec.position(b).distance(states[i].1));
-            let distance = states[i].1.distance(slot.point);
+            let change = base.map_or(1.0, |(b, _)| {
+                length((codec.position(b) - states[i].1).into())
+            });
+            let distance = length((states[i].1 - slot.point).into());
             let relevance =
                 (RELEVANCE_FLOOR + change) * (1.0 + age as f32 / AGE_TICKS) / (1.0 + distance);
             let cost = super::snapshot::body_cost_bits(codec, base.map(|(b, _)| b), &states[i].0);
