@@ -48,7 +48,7 @@ pub use error::{NetConfigError, WireError};
 pub use joints::JointSpawn;
 pub use message::{Action, ClientMessage, InputFrame, NetMotion, ServerMessage, Spawn};
 pub use quantize::{QuantRange, Quantizer, SmallestThree};
-pub use server::{ClientId, ClientStats, Server, ServerDesc, ServerError};
+pub use server::{AppliedInput, ClientId, ClientStats, Server, ServerDesc, ServerError};
 pub use shapes::{ChildDef, ShapeDef};
 pub use sim::{Conditioned, LinkConditions, SimEndpoint, SimNetwork};
 pub use snapshot::SnapshotState;

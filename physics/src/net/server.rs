@@ -18,11 +18,15 @@
 //!   spawn (later changes are not sent yet).
 //! - **Snapshot.** The state the client will rebuild is coded against the last snapshot
 //!   it acknowledged. Islands whose quantized state changed are taken most relevant
-//!   first, `(1 + ticks since the acknowledged state) / (1 + distance)`, until the
-//!   client's bandwidth budget for the tick is spent; an island left out keeps its old
-//!   state on both sides and rises in relevance until it is sent. An island larger than
-//!   the whole budget is sent in parts, stalest bodies first. The server keeps what each client will have
-//!   for every tick sent, to code against it once acknowledged.
+//!   first until the client's bandwidth budget for the tick is spent. A body's
+//!   relevance grows with how far the client's copy is from the server's position
+//!   (what the client would show wrong if it were left out), with the time since the
+//!   state the client has was taken (so a body not updated for long rises until it is
+//!   sent), and falls with its distance from the area's point ([`RELEVANCE_FLOOR`]); an
+//!   island's is its most relevant body's. An island left out keeps its old state on
+//!   both sides; one larger than what is left of the budget is sent in part, its most
+//!   relevant bodies first. The server keeps what each client will have for every tick
+//!   sent, to code against it once acknowledged.
 //! - **Entity mapping.** Each replicated body gets a net id, never reused; clients map
 //!   net ids to their own objects (seed 000 §Entity Mapping).
 //!
@@ -33,18 +37,32 @@
 //! drops packets beyond [`ServerDesc::packet_rate`] before decoding, so a flood costs the
 //! server a counter, not its tick. Input frames are buffered and applied at the step of
 //! their time stamp plus the input delay (the playout-delay buffer of seed 000 §Playout
-//! delay); frames the history resends are applied once, by sequence number. The delay
-//! follows the clients: the 95th percentile of each client's last 64 frame latenesses
-//! (arrival minus time stamp) plus one step, the largest over all clients, and never
-//! below [`ServerDesc::input_delay`], so every client's inputs land with the same
-//! relative timing. It only rises for now: a client whose latency falls does not lower
-//! it.
+//! delay); frames the history resends are applied once, by sequence number.
+//!
+//! **The input delay adapts both ways.** Each new frame's lateness (its arrival on the
+//! server's clock minus its time stamp, the client's estimate of the server's clock)
+//! is kept, the last [`LATENESS_KEPT`] per client. A client needs the largest of them
+//! plus one step; the delay is the most any client needs (so every client's inputs
+//! land with the same relative timing) and never below [`ServerDesc::input_delay`].
+//! - It **rises** at once, before the frame that raised it is scheduled, so no frame
+//!   is ever scheduled for a step already past.
+//! - It **falls** only when every client needs less than the delay minus
+//!   [`DELAY_HYSTERESIS`], by one step every [`DELAY_FALL_PERIOD`] seconds: frames
+//!   come a snapshot interval (two steps or more) apart, so one step less never puts
+//!   a frame before the one sent ahead of it; a client's frames are also never
+//!   scheduled before its previous one.
+//!
+//! The hysteresis keeps it from flapping: between needing more than the delay and
+//! needing less than the delay minus the hysteresis, it holds. It is more than one
+//! update interval (33 ms at 30 updates/s), the lateness a single lost packet adds to
+//! the frame the next packet brings; the 128 frames kept are about 4 s of input at 30
+//! frames/s, so a loss now and then keeps the delay where it is.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::body::{BodyId, MotionType};
 use crate::joint::{JointDesc, JointId};
-use crate::math::Vec3;
+use crate::math::{Vec3, length};
 use crate::world::World;
 
 use super::config::{BodyState, Codec};
@@ -55,8 +73,50 @@ use super::shapes::{SHAPE_PART_BYTES, ShapeDef};
 use super::snapshot::SnapshotState;
 use super::transport::Channel;
 
+/// A body's relevance is `(RELEVANCE_FLOOR + change) * (1 + age / AGE_TICKS) / (1 +
+/// distance)`: `change` how far, metres, the client's copy is from the server's
+/// position, `age` the steps since the state the client has was taken, `distance` from
+/// the area's point. The floor keeps a body whose change is below a millimetre
+/// (quantization noise of a body at rest) from never being sent.
+pub const RELEVANCE_FLOOR: f32 = 0.001;
+
+/// The steps of staleness that double a body's relevance (half a second at 60 steps/s).
+pub const AGE_TICKS: f32 = 30.0;
+
+/// Below this many bits left, no body fits (an unchanged-rotation position delta alone
+/// is more).
+const SMALLEST_BODY_BITS: i64 = 16;
+
 /// The most spawns (and the most despawns) one reliable world message carries.
 pub const WORLD_CHUNK: usize = 256;
+
+/// New input frames per client whose lateness the input delay follows.
+pub const LATENESS_KEPT: usize = 128;
+
+/// How far below the input delay every client's need must be before it falls, seconds.
+pub const DELAY_HYSTERESIS: f64 = 0.04;
+
+/// Seconds between two one-step falls of the input delay.
+pub const DELAY_FALL_PERIOD: f64 = 0.25;
+
+/// One input action applied to the world, as [`Server::take_applied`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AppliedInput {
+    /// The client that sent it.
+    pub client: ClientId,
+    /// Its frame's sequence number.
+    pub seq: u32,
+    /// Its place in the frame.
+    pub index: u32,
+    /// Its frame's time stamp (server clock, as the client estimated it).
+    pub time: f64,
+    /// The server time it was scheduled for: the time stamp plus the input delay when
+    /// it arrived (later only to keep the client's frames in order).
+    pub at: f64,
+    /// The step it was applied before: the first whose start time is at or after `at`,
+    /// unless it came late.
+    pub tick: u32,
+}
 
 /// A client's id on the server, given by the transport (a renet client id, a node of
 /// the simulated network).
@@ -143,9 +203,14 @@ struct Slot {
     sent: VecDeque<(SnapshotState, Vec<u32>)>,
     acked: Option<u32>,
     last_seq: u32,
-    /// Arrival minus time stamp of the last 64 new input frames.
+    /// Arrival minus time stamp of the last [`LATENESS_KEPT`] new input frames.
     lateness: VecDeque<f64>,
+    /// When the client's last frame was scheduled.
+    last_at: f64,
     tokens: f64,
+    /// Bits the last snapshots spent under (positive) or over (negative) the budget,
+    /// carried into the next so the stream keeps to the budget on average.
+    carry: i64,
     refilled: f64,
     stats: ClientStats,
 }
@@ -156,6 +221,7 @@ struct Pending {
     client: ClientId,
     seq: u32,
     index: u32,
+    time: f64,
     action: Action,
 }
 
@@ -219,6 +285,8 @@ pub struct Server {
     outgoing: Vec<(ClientId, Channel, Vec<u8>)>,
     unknown_packets: u64,
     input_delay: f64,
+    last_fall: f64,
+    applied: Option<Vec<AppliedInput>>,
 }
 
 fn find(parent: &mut [u32], mut i: u32) -> u32 {
@@ -251,6 +319,8 @@ impl Server {
             outgoing: Vec::new(),
             unknown_packets: 0,
             input_delay: 0.0,
+            last_fall: 0.0,
+            applied: None,
         };
         server.input_delay = server.desc.input_delay;
         server.sync_replication();
@@ -296,6 +366,21 @@ impl Server {
     #[must_use]
     pub fn input_delay(&self) -> f64 {
         self.input_delay
+    }
+
+    /// Starts (or stops, dropping what was kept) keeping a log of every input action
+    /// applied, for [`take_applied`](Self::take_applied).
+    pub fn record_applied(&mut self, on: bool) {
+        self.applied = on.then(Vec::new);
+    }
+
+    /// The input actions applied since the last call, in the order applied (empty
+    /// unless [`record_applied`](Self::record_applied) is on).
+    pub fn take_applied(&mut self) -> Vec<AppliedInput> {
+        self.applied
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The net id of a replicated joint.
@@ -344,7 +429,9 @@ impl Server {
                 acked: None,
                 last_seq: 0,
                 lateness: VecDeque::new(),
+                last_at: f64::NEG_INFINITY,
                 tokens: self.desc.packet_burst,
+                carry: 0,
                 refilled: f64::NEG_INFINITY,
                 stats: ClientStats::default(),
             },
@@ -441,23 +528,23 @@ impl Server {
                         let now_tick = f64::from(self.tick) / rate;
                         for frame in &inputs {
                             if frame.seq > slot.last_seq {
-                                if slot.lateness.len() == 64 {
+                                if slot.lateness.len() == LATENESS_KEPT {
                                     slot.lateness.pop_front();
                                 }
                                 slot.lateness.push_back(now - frame.time);
                             }
                         }
-                        let mut sorted: Vec<f64> = slot.lateness.iter().copied().collect();
-                        sorted.sort_by(f64::total_cmp);
-                        if let Some(&p95) = sorted.get(sorted.len() * 95 / 100) {
-                            self.input_delay = self.input_delay.max(p95 + 1.0 / rate);
+                        // Rises at once, before these frames are scheduled.
+                        if let Some(need) = Self::need(slot, rate) {
+                            self.input_delay = self.input_delay.max(need);
                         }
                         for frame in inputs {
                             if frame.seq <= slot.last_seq {
                                 continue;
                             }
                             slot.last_seq = frame.seq;
-                            let at = frame.time + self.input_delay;
+                            let at = (frame.time + self.input_delay).max(slot.last_at);
+                            slot.last_at = at;
                             if at < now_tick {
                                 slot.stats.late_frames += 1;
                             }
@@ -467,6 +554,7 @@ impl Server {
                                     client,
                                     seq: frame.seq,
                                     index: index as u32,
+                                    time: frame.time,
                                     action,
                                 });
                             }
@@ -520,9 +608,35 @@ impl Server {
         std::mem::take(&mut self.outgoing)
     }
 
+    /// What `slot` needs of the input delay: its latest frames' largest lateness plus
+    /// one step; `None` before any frame.
+    fn need(slot: &Slot, rate: f64) -> Option<f64> {
+        let worst = slot.lateness.iter().copied().reduce(f64::max)?;
+        Some(worst + 1.0 / rate)
+    }
+
+    /// Lowers the input delay by one step when every client has needed less than it
+    /// minus the hysteresis, at most once per [`DELAY_FALL_PERIOD`].
+    fn lower_input_delay(&mut self, now: f64) {
+        if now - self.last_fall < DELAY_FALL_PERIOD {
+            return;
+        }
+        self.last_fall = now;
+        let rate = f64::from(self.codec.config().tick_rate);
+        let need = self
+            .clients
+            .values()
+            .filter_map(|s| Self::need(s, rate))
+            .fold(self.desc.input_delay, f64::max);
+        if need < self.input_delay - DELAY_HYSTERESIS {
+            self.input_delay = (self.input_delay - 1.0 / rate).max(need);
+        }
+    }
+
     fn step_once(&mut self) {
         let rate = f64::from(self.codec.config().tick_rate);
         let now = f64::from(self.tick) / rate;
+        self.lower_input_delay(now);
         // The playout-delay buffer: every action due by this step, in a fixed order.
         let (mut due, rest): (Vec<Pending>, Vec<Pending>) =
             self.pending.drain(..).partition(|p| p.at <= now);
@@ -541,6 +655,16 @@ impl Server {
                 && let Some(slot) = self.clients.get_mut(&p.client)
             {
                 slot.stats.actions_applied += 1;
+                if let Some(log) = &mut self.applied {
+                    log.push(AppliedInput {
+                        client: p.client,
+                        seq: p.seq,
+                        index: p.index,
+                        time: p.time,
+                        at: p.at,
+                        tick: self.tick,
+                    });
+                }
             }
         }
         self.world.step(self.codec.dt());
@@ -817,9 +941,10 @@ impl Server {
             Some((&b.bodies[i].1, fresh[i]))
         };
         let moving = |i: usize| self.replicated[&ids[i]].motion != NetMotion::Static;
-        let mut islands: BTreeMap<u32, (f32, u32, u64)> = BTreeMap::new();
-        // Each changed body's staleness and cost, by index.
-        let mut changed: Vec<Option<(u32, u64)>> = vec![None; n];
+        // Each changed body's relevance and cost, by index; each island's relevance
+        // (its most relevant body's) and cost.
+        let mut changed: Vec<Option<(f32, u64)>> = vec![None; n];
+        let mut islands: BTreeMap<u32, (f32, u64)> = BTreeMap::new();
         for i in 0..n {
             if !inside(i) || !moving(i) {
                 continue;
@@ -833,46 +958,65 @@ impl Server {
             // snapshot until an acknowledged one holds it, and the budget is spent on
             // finishing what was started rather than on starting more.
             let age = tick - base.map_or(0, |(_, fresh)| fresh).min(tick);
+            // How far the client's copy is from the truth: what it shows if this body
+            // is left out (a body it has no baseline for counts as a metre).
+            let change = base.map_or(1.0, |(b, _)| {
+                length((codec.position(b) - states[i].1).into())
+            });
+            let distance = length((states[i].1 - slot.point).into());
+            let relevance =
+                (RELEVANCE_FLOOR + change) * (1.0 + age as f32 / AGE_TICKS) / (1.0 + distance);
             let cost = super::snapshot::body_cost_bits(codec, base.map(|(b, _)| b), &states[i].0);
-            changed[i] = Some((age, cost));
-            let e = islands
-                .entry(roots[i])
-                .or_insert((island_distance[roots[i] as usize], 0, 0));
-            e.1 = e.1.max(age);
-            e.2 += cost;
+            changed[i] = Some((relevance, cost));
+            let e = islands.entry(roots[i]).or_insert((0.0, 0));
+            e.0 = e.0.max(relevance);
+            e.1 += cost;
         }
-        let mut order: Vec<(u32, f32, u32, u64)> = islands
-            .into_iter()
-            .map(|(r, (d, a, c))| (r, d, a, c))
-            .collect();
-        order.sort_by(|x, y| {
-            let sx = (1.0 + x.2 as f32) / (1.0 + x.1);
-            let sy = (1.0 + y.2 as f32) / (1.0 + y.1);
-            sy.total_cmp(&sx).then(x.0.cmp(&y.0))
-        });
+        let mut order: Vec<(u32, f32, u64)> =
+            islands.into_iter().map(|(r, (s, c))| (r, s, c)).collect();
+        order.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
         let rate = codec.config().tick_rate as f32 / codec.config().snapshot_interval as f32;
         // The budget, and never more than half the packet limit.
-        let mut budget = ((self.desc.bandwidth as f32 / rate * 8.0) as i64)
-            .min(super::MAX_PACKET_BYTES as i64 * 4)
-            - 128;
+        let per_snapshot = ((self.desc.bandwidth as f32 / rate * 8.0) as i64)
+            .min(super::MAX_PACKET_BYTES as i64 * 4);
+        // What the last snapshots over- or under-spent (the cost estimate leaves out the
+        // id lists and the header) is taken from or added to this one.
+        let allowance = per_snapshot + slot.carry;
+        let mut budget = allowance - 128;
         let mut chosen = BTreeSet::new();
-        // An island larger than the whole budget (rain4k's pile is one island of
-        // thousands) is sent in parts, its stalest bodies first, when it comes first.
+        // An island larger than what is left of the budget (rain4k's pile is one island
+        // of thousands) is sent in part, its most relevant bodies first.
         let mut partial = BTreeSet::new();
-        for (k, &(root, _, _, cost)) in order.iter().enumerate() {
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut member_of: BTreeMap<u32, usize> = BTreeMap::new();
+        for i in 0..n {
+            if changed[i].is_some() {
+                let k = *member_of.entry(roots[i]).or_insert_with(|| {
+                    members.push(Vec::new());
+                    members.len() - 1
+                });
+                members[k].push(i);
+            }
+        }
+        for &(root, _, cost) in &order {
+            if budget < SMALLEST_BODY_BITS {
+                break;
+            }
             if budget >= cost as i64 {
                 budget -= cost as i64;
                 chosen.insert(root);
-            } else if k == 0 {
-                let mut members: Vec<(u32, u64, usize)> = (0..n)
-                    .filter(|&i| roots[i] == root)
-                    .filter_map(|i| changed[i].map(|(age, cost)| (age, cost, i)))
-                    .collect();
-                members.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.cmp(&b.2)));
-                for (_, cost, i) in members {
-                    if budget < cost as i64 {
-                        break;
-                    }
+                continue;
+            }
+            let mut list: Vec<(f32, u64, usize)> = members[member_of[&root]]
+                .iter()
+                .map(|&i| {
+                    let (r, c) = changed[i].expect("a member is changed");
+                    (r, c, i)
+                })
+                .collect();
+            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+            for (_, cost, i) in list {
+                if budget >= cost as i64 {
                     budget -= cost as i64;
                     partial.insert(i);
                 }
@@ -894,6 +1038,7 @@ impl Server {
         }
         let next = SnapshotState { tick, bodies };
         let bytes = ServerMessage::encode_snapshot(codec, &next, baseline.map(|(b, _)| b));
+        slot.carry = (allowance - 8 * bytes.len() as i64).clamp(-per_snapshot, per_snapshot);
         slot.stats.snapshot_bytes += bytes.len() as u64;
         slot.stats.snapshots += 1;
         self.outgoing.push((client, Channel::Unreliable, bytes));

@@ -194,6 +194,12 @@ impl SimNetwork {
         }
     }
 
+    /// Changes every link's conditions from now on (datagrams in flight keep their
+    /// arrival times): a network that worsens or recovers mid-test.
+    pub fn set_conditions(&self, conditions: LinkConditions) {
+        self.state.borrow_mut().conditions = conditions;
+    }
+
     /// Datagrams sent so far, and how many of them were lost.
     #[must_use]
     pub fn counts(&self) -> (u64, u64) {

@@ -2,5 +2,7 @@
 //! the simulated network.
 
 mod codec;
+mod relevance;
 mod replication;
 mod session;
+mod timing;

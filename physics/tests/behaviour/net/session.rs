@@ -238,7 +238,8 @@ fn two_clients_converge_under_latency_jitter_and_loss() {
     for (c, (client, _, _)) in s.clients.iter().enumerate() {
         // The clock estimate: the server's clock is the session's time, the client's is
         // offset by 1000 c + 0.37 s; the one-way delays are symmetric on average.
-        let offset = client.clock().server_time(0.0).unwrap();
+        let local = s.t + 1000.0 * (c as f64 + 1.0) + 0.37;
+        let offset = client.clock().server_time(local).unwrap() - local;
         let truth = -(1000.0 * (c as f64 + 1.0) + 0.37);
         assert!(
             (offset - truth).abs() < 0.015,
