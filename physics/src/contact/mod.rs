@@ -15,7 +15,7 @@
 
 pub mod hooks;
 
-use crate::math::{cross, quat_dot};
+use crate::math::{cross, quat_dot, quat_mul, rotate};
 use std::collections::HashMap;
 
 use arrayvec::ArrayVec;
@@ -211,6 +211,18 @@ impl ContactImpulse {
 /// and the normal, instead of running the full collision routine. A pile at rest pays
 /// almost nothing for its contacts; as the tolerance is against the pose of the last full
 /// computation (not the last step), drift cannot accumulate past it.
+///
+/// While the manifold is kept, its points' lever arms (the solver's anchors, offsets from
+/// the centres of mass in world axes) are the ones the bodies had at that computation:
+/// the solver turns the current offsets back by each body's rotation since then
+/// ([`PairCache::rotation_a`], [`PairCache::rotation_b`]; Box3D's recycled contacts keep
+/// their anchors the same way). Anchors that turn with the bodies make a soft contact's
+/// normal forces follow a leaning body's tilt, a destabilising moment of `load × lever
+/// shift` that its springs must beat: a one-box-deep wall of soft contacts at 4 substeps,
+/// 30 Hz leaned over and fell once it was 30 boxes wide at the base (issue 33;
+/// `benches/RESULTS.md`). Each body must also stay within [`PairCache::MAX_TURN_COS_HALF`]
+/// of its own rotation at that computation, so a pair turning together (a pile on a
+/// turntable, a wall falling as one) gets fresh anchors every degree.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct PairCache {
     /// B's origin in A's frame.
@@ -221,6 +233,10 @@ pub(crate) struct PairCache {
     pub normal: Vec3A,
     /// False until the first full computation (and for sensors, which never reuse).
     pub valid: bool,
+    /// A's world rotation at the last full computation.
+    pub rotation_a: Quat,
+    /// B's world rotation at the last full computation.
+    pub rotation_b: Quat,
 }
 
 impl PairCache {
@@ -234,15 +250,34 @@ impl PairCache {
         rotation: Quat::IDENTITY,
         normal: Vec3A::ZERO,
         valid: false,
+        rotation_a: Quat::IDENTITY,
+        rotation_b: Quat::IDENTITY,
     };
 
-    /// Whether the relative pose `rel` (B in A's frame) is close enough to the cached one.
+    /// Whether the relative pose `rel` (B in A's frame) is close enough to the cached one,
+    /// and each body's world rotation (`rotation_a`, `rotation_b`) to its cached one.
     #[inline]
-    pub fn matches(&self, rel: &Isometry) -> bool {
+    pub fn matches(&self, rel: &Isometry, rotation_a: Quat, rotation_b: Quat) -> bool {
         self.valid
             && (rel.translation - self.position).length_squared()
                 < Self::MAX_SHIFT * Self::MAX_SHIFT
             && quat_dot(rel.rotation, self.rotation).abs() > Self::MAX_TURN_COS_HALF
+            && quat_dot(rotation_a, self.rotation_a).abs() > Self::MAX_TURN_COS_HALF
+            && quat_dot(rotation_b, self.rotation_b).abs() > Self::MAX_TURN_COS_HALF
+    }
+
+    /// The lever arm `offset` (a point's offset from a body's centre of mass, world axes)
+    /// turned back by the body's rotation since the cache was filled: `rotation` is the
+    /// body's rotation now, `cached` its rotation then (see [`PairCache`]).
+    #[inline]
+    #[must_use]
+    pub fn anchor(offset: Vec3A, rotation: Quat, cached: Quat) -> Vec3A {
+        if rotation == cached {
+            // Not turned (just computed, or a body at rest): the offset bit for bit.
+            offset
+        } else {
+            rotate(quat_mul(cached, rotation.conjugate()), offset)
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! effective masses, softness), in parallel runs of bundles.
 
 use super::*;
+use crate::contact::PairCache;
 use crate::dynamics::constraint_graph::GraphColor;
 
 pub(super) fn build_constraints(
@@ -116,9 +117,19 @@ pub(super) fn build_constraints(
             let pa = sa.transform.transform_point(p.local_a);
             let pb = sb.transform.transform_point(p.local_b);
             let mid = (pa + pb) * 0.5;
+            // A kept manifold's lever arms are those of its last full computation (see
+            // `PairCache`): anchors turning with a leaning body tip soft piles over.
+            let (r_a, r_b) = if c.cache.valid {
+                (
+                    PairCache::anchor(mid - sa.center, sa.transform.rotation, c.cache.rotation_a),
+                    PairCache::anchor(mid - sb.center, sb.transform.rotation, c.cache.rotation_b),
+                )
+            } else {
+                (mid - sa.center, mid - sb.center)
+            };
             points.push(ConstraintPoint {
-                r_a: mid - sa.center,
-                r_b: mid - sb.center,
+                r_a,
+                r_b,
                 separation: p.separation,
                 normal_impulse: imp.normal,
                 tangent_impulse: [imp.tangent1, imp.tangent2],
