@@ -15,7 +15,7 @@
 
 pub mod hooks;
 
-use crate::math::{cross, quat_dot, quat_mul, rotate};
+use crate::math::{Mat3A, cross, quat_dot, quat_mul};
 use std::collections::HashMap;
 
 use arrayvec::ArrayVec;
@@ -266,18 +266,15 @@ impl PairCache {
             && quat_dot(rotation_b, self.rotation_b).abs() > Self::MAX_TURN_COS_HALF
     }
 
-    /// The lever arm `offset` (a point's offset from a body's centre of mass, world axes)
-    /// turned back by the body's rotation since the cache was filled: `rotation` is the
-    /// body's rotation now, `cached` its rotation then (see [`PairCache`]).
+    /// The turn that takes a body's current lever arms (its points' offsets from its
+    /// centre of mass, world axes) back to those it had when the cache was filled:
+    /// `rotation` is the body's rotation now, `cached` its rotation then (see
+    /// [`PairCache`]). `None` where the body has not turned (the offsets stay bit for
+    /// bit: a static side, a body at rest, a manifold just computed).
     #[inline]
     #[must_use]
-    pub fn anchor(offset: Vec3A, rotation: Quat, cached: Quat) -> Vec3A {
-        if rotation == cached {
-            // Not turned (just computed, or a body at rest): the offset bit for bit.
-            offset
-        } else {
-            rotate(quat_mul(cached, rotation.conjugate()), offset)
-        }
+    pub fn turn_back(rotation: Quat, cached: Quat) -> Option<Mat3A> {
+        (rotation != cached).then(|| Mat3A::from_quat(quat_mul(cached, rotation.conjugate())))
     }
 }
 

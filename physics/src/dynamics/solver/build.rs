@@ -112,21 +112,24 @@ pub(super) fn build_constraints(
         };
         let (sa, sb) = (sim(e.body_a, c.body_a), sim(e.body_b, c.body_b));
         let n = c.solve_normal;
+        // A kept manifold's lever arms are those of its last full computation (see
+        // `PairCache`): anchors turning with a leaning body tip soft piles over.
+        let (turn_a, turn_b) = if c.cache.valid {
+            (
+                PairCache::turn_back(sa.transform.rotation, c.cache.rotation_a),
+                PairCache::turn_back(sb.transform.rotation, c.cache.rotation_b),
+            )
+        } else {
+            (None, None)
+        };
         let mut points = arrayvec::ArrayVec::new();
         for (p, imp) in c.manifold.points.iter().zip(&c.impulses) {
             let pa = sa.transform.transform_point(p.local_a);
             let pb = sb.transform.transform_point(p.local_b);
             let mid = (pa + pb) * 0.5;
-            // A kept manifold's lever arms are those of its last full computation (see
-            // `PairCache`): anchors turning with a leaning body tip soft piles over.
-            let (r_a, r_b) = if c.cache.valid {
-                (
-                    PairCache::anchor(mid - sa.center, sa.transform.rotation, c.cache.rotation_a),
-                    PairCache::anchor(mid - sb.center, sb.transform.rotation, c.cache.rotation_b),
-                )
-            } else {
-                (mid - sa.center, mid - sb.center)
-            };
+            let (r_a, r_b) = (mid - sa.center, mid - sb.center);
+            let r_a = turn_a.map_or(r_a, |m| m * r_a);
+            let r_b = turn_b.map_or(r_b, |m| m * r_b);
             points.push(ConstraintPoint {
                 r_a,
                 r_b,
