@@ -681,6 +681,54 @@ pub(crate) fn contact_info(bodies: &Bodies, c: &Contact) -> ContactInfo {
 mod tests {
     use super::*;
 
+    /// A cache filled with A and B at these poses.
+    fn cache_at(a: &Isometry, b: &Isometry) -> PairCache {
+        let rel = a.inverse().mul_isometry(b);
+        PairCache {
+            position: rel.translation,
+            rotation: rel.rotation,
+            normal: Vec3A::Y,
+            valid: true,
+            rotation_a: a.rotation,
+            rotation_b: b.rotation,
+        }
+    }
+
+    /// The cache is kept while nothing turned or moved, and refused once the pair has
+    /// turned 2 degrees together (the relative pose unchanged): the kept lever arms
+    /// would then be 2 degrees off, past the cache's 1-degree tolerance.
+    #[test]
+    fn a_pair_turning_together_refills_the_cache() {
+        let a = Isometry::new(Vec3A::new(1.0, 0.5, -2.0), Quat::from_rotation_y(0.3));
+        let b = a.mul_isometry(&Isometry::from_translation(Vec3A::new(0.0, 1.0, 0.0)));
+        let cache = cache_at(&a, &b);
+        let rel = |a: &Isometry, b: &Isometry| a.inverse().mul_isometry(b);
+        assert!(cache.matches(&rel(&a, &b), a.rotation, b.rotation));
+        for angle in [0.5f32, 2.0] {
+            let turn = Isometry::new(Vec3A::ZERO, Quat::from_rotation_z(angle.to_radians()));
+            let (a2, b2) = (turn.mul_isometry(&a), turn.mul_isometry(&b));
+            let kept = cache.matches(&rel(&a2, &b2), a2.rotation, b2.rotation);
+            assert_eq!(kept, angle < 1.0, "turned together by {angle} degrees");
+        }
+    }
+
+    /// `turn_back` takes a body's current offset back to the one it had when the cache
+    /// was filled (within rounding), and is `None` for a body that has not turned.
+    #[test]
+    fn turn_back_undoes_the_turn_since_the_cache() {
+        let cached = Quat::from_rotation_x(0.2) * Quat::from_rotation_y(-0.7);
+        assert_eq!(PairCache::turn_back(cached, cached), None);
+        let now = Quat::from_rotation_z(0.01) * cached;
+        let offset = Vec3A::new(0.5, -0.5, 0.5);
+        let turned = crate::math::rotate(now, offset);
+        let back = PairCache::turn_back(now, cached).expect("the body turned") * turned;
+        let expected = crate::math::rotate(cached, offset);
+        assert!(
+            (back - expected).length() < 1e-6,
+            "{back:?} against {expected:?}"
+        );
+    }
+
     fn contact(a: u32, b: u32) -> Contact {
         Contact {
             body_a: a,
