@@ -464,7 +464,10 @@ fn update_contact(
     // B's pose in A's frame: if it barely changed since the manifold was computed, move
     // the manifold with the bodies instead of recomputing it (see `PairCache`).
     let rel = sa.transform.inverse().mul_isometry(&sb.transform);
-    let mut touching = if !sensor && c.cache.matches(&rel) {
+    let mut touching = if !sensor
+        && c.cache
+            .matches(&rel, sa.transform.rotation, sb.transform.rotation)
+    {
         let n = rotate(sa.transform.rotation, c.cache.normal);
         c.manifold.normal = n;
         for p in &mut c.manifold.points {
@@ -505,6 +508,8 @@ fn update_contact(
                 rotation: rel.rotation,
                 normal: rotate(sa.transform.rotation.inverse(), manifold.normal),
                 valid: true,
+                rotation_a: sa.transform.rotation,
+                rotation_b: sb.transform.rotation,
             };
         }
         touching

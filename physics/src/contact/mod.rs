@@ -15,7 +15,7 @@
 
 pub mod hooks;
 
-use crate::math::{cross, quat_dot};
+use crate::math::{Mat3A, cross, quat_dot, quat_mul};
 use std::collections::HashMap;
 
 use arrayvec::ArrayVec;
@@ -211,6 +211,18 @@ impl ContactImpulse {
 /// and the normal, instead of running the full collision routine. A pile at rest pays
 /// almost nothing for its contacts; as the tolerance is against the pose of the last full
 /// computation (not the last step), drift cannot accumulate past it.
+///
+/// While the manifold is kept, its points' lever arms (the solver's anchors, offsets from
+/// the centres of mass in world axes) are the ones the bodies had at that computation:
+/// the solver turns the current offsets back by each body's rotation since then
+/// ([`PairCache::rotation_a`], [`PairCache::rotation_b`]; Box3D's recycled contacts keep
+/// their anchors the same way). Anchors that turn with the bodies make a soft contact's
+/// normal forces follow a leaning body's tilt, a destabilising moment of `load × lever
+/// shift` that its springs must beat: a one-box-deep wall of soft contacts at 4 substeps,
+/// 30 Hz leaned over and fell once it was 30 boxes wide at the base (issue 33;
+/// `benches/RESULTS.md`). Each body must also stay within [`PairCache::MAX_TURN_COS_HALF`]
+/// of its own rotation at that computation, so a pair turning together (a pile on a
+/// turntable, a wall falling as one) gets fresh anchors every degree.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct PairCache {
     /// B's origin in A's frame.
@@ -221,6 +233,10 @@ pub(crate) struct PairCache {
     pub normal: Vec3A,
     /// False until the first full computation (and for sensors, which never reuse).
     pub valid: bool,
+    /// A's world rotation at the last full computation.
+    pub rotation_a: Quat,
+    /// B's world rotation at the last full computation.
+    pub rotation_b: Quat,
 }
 
 impl PairCache {
@@ -234,15 +250,31 @@ impl PairCache {
         rotation: Quat::IDENTITY,
         normal: Vec3A::ZERO,
         valid: false,
+        rotation_a: Quat::IDENTITY,
+        rotation_b: Quat::IDENTITY,
     };
 
-    /// Whether the relative pose `rel` (B in A's frame) is close enough to the cached one.
+    /// Whether the relative pose `rel` (B in A's frame) is close enough to the cached one,
+    /// and each body's world rotation (`rotation_a`, `rotation_b`) to its cached one.
     #[inline]
-    pub fn matches(&self, rel: &Isometry) -> bool {
+    pub fn matches(&self, rel: &Isometry, rotation_a: Quat, rotation_b: Quat) -> bool {
         self.valid
             && (rel.translation - self.position).length_squared()
                 < Self::MAX_SHIFT * Self::MAX_SHIFT
             && quat_dot(rel.rotation, self.rotation).abs() > Self::MAX_TURN_COS_HALF
+            && quat_dot(rotation_a, self.rotation_a).abs() > Self::MAX_TURN_COS_HALF
+            && quat_dot(rotation_b, self.rotation_b).abs() > Self::MAX_TURN_COS_HALF
+    }
+
+    /// The turn that takes a body's current lever arms (its points' offsets from its
+    /// centre of mass, world axes) back to those it had when the cache was filled:
+    /// `rotation` is the body's rotation now, `cached` its rotation then (see
+    /// [`PairCache`]). `None` where the body has not turned (the offsets stay bit for
+    /// bit: a static side, a body at rest, a manifold just computed).
+    #[inline]
+    #[must_use]
+    pub fn turn_back(rotation: Quat, cached: Quat) -> Option<Mat3A> {
+        (rotation != cached).then(|| Mat3A::from_quat(quat_mul(cached, rotation.conjugate())))
     }
 }
 
@@ -648,6 +680,54 @@ pub(crate) fn contact_info(bodies: &Bodies, c: &Contact) -> ContactInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cache filled with A and B at these poses.
+    fn cache_at(a: &Isometry, b: &Isometry) -> PairCache {
+        let rel = a.inverse().mul_isometry(b);
+        PairCache {
+            position: rel.translation,
+            rotation: rel.rotation,
+            normal: Vec3A::Y,
+            valid: true,
+            rotation_a: a.rotation,
+            rotation_b: b.rotation,
+        }
+    }
+
+    /// The cache is kept while nothing turned or moved, and refused once the pair has
+    /// turned 2 degrees together (the relative pose unchanged): the kept lever arms
+    /// would then be 2 degrees off, past the cache's 1-degree tolerance.
+    #[test]
+    fn a_pair_turning_together_refills_the_cache() {
+        let a = Isometry::new(Vec3A::new(1.0, 0.5, -2.0), Quat::from_rotation_y(0.3));
+        let b = a.mul_isometry(&Isometry::from_translation(Vec3A::new(0.0, 1.0, 0.0)));
+        let cache = cache_at(&a, &b);
+        let rel = |a: &Isometry, b: &Isometry| a.inverse().mul_isometry(b);
+        assert!(cache.matches(&rel(&a, &b), a.rotation, b.rotation));
+        for angle in [0.5f32, 2.0] {
+            let turn = Isometry::new(Vec3A::ZERO, Quat::from_rotation_z(angle.to_radians()));
+            let (a2, b2) = (turn.mul_isometry(&a), turn.mul_isometry(&b));
+            let kept = cache.matches(&rel(&a2, &b2), a2.rotation, b2.rotation);
+            assert_eq!(kept, angle < 1.0, "turned together by {angle} degrees");
+        }
+    }
+
+    /// `turn_back` takes a body's current offset back to the one it had when the cache
+    /// was filled (within rounding), and is `None` for a body that has not turned.
+    #[test]
+    fn turn_back_undoes_the_turn_since_the_cache() {
+        let cached = Quat::from_rotation_x(0.2) * Quat::from_rotation_y(-0.7);
+        assert_eq!(PairCache::turn_back(cached, cached), None);
+        let now = Quat::from_rotation_z(0.01) * cached;
+        let offset = Vec3A::new(0.5, -0.5, 0.5);
+        let turned = crate::math::rotate(now, offset);
+        let back = PairCache::turn_back(now, cached).expect("the body turned") * turned;
+        let expected = crate::math::rotate(cached, offset);
+        assert!(
+            (back - expected).length() < 1e-6,
+            "{back:?} against {expected:?}"
+        );
+    }
 
     fn contact(a: u32, b: u32) -> Contact {
         Contact {

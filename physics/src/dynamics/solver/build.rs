@@ -2,6 +2,7 @@
 //! effective masses, softness), in parallel runs of bundles.
 
 use super::*;
+use crate::contact::PairCache;
 use crate::dynamics::constraint_graph::GraphColor;
 
 pub(super) fn build_constraints(
@@ -111,14 +112,27 @@ pub(super) fn build_constraints(
         };
         let (sa, sb) = (sim(e.body_a, c.body_a), sim(e.body_b, c.body_b));
         let n = c.solve_normal;
+        // A kept manifold's lever arms are those of its last full computation (see
+        // `PairCache`): anchors turning with a leaning body tip soft piles over.
+        let (turn_a, turn_b) = if c.cache.valid {
+            (
+                PairCache::turn_back(sa.transform.rotation, c.cache.rotation_a),
+                PairCache::turn_back(sb.transform.rotation, c.cache.rotation_b),
+            )
+        } else {
+            (None, None)
+        };
         let mut points = arrayvec::ArrayVec::new();
         for (p, imp) in c.manifold.points.iter().zip(&c.impulses) {
             let pa = sa.transform.transform_point(p.local_a);
             let pb = sb.transform.transform_point(p.local_b);
             let mid = (pa + pb) * 0.5;
+            let (r_a, r_b) = (mid - sa.center, mid - sb.center);
+            let r_a = turn_a.map_or(r_a, |m| m * r_a);
+            let r_b = turn_b.map_or(r_b, |m| m * r_b);
             points.push(ConstraintPoint {
-                r_a: mid - sa.center,
-                r_b: mid - sb.center,
+                r_a,
+                r_b,
                 separation: p.separation,
                 normal_impulse: imp.normal,
                 tangent_impulse: [imp.tangent1, imp.tangent2],

@@ -169,11 +169,15 @@ fn write_contact(w: &mut Writer, c: &Contact) {
         rotation,
         normal,
         valid,
+        rotation_a,
+        rotation_b,
     } = cache;
     w.vec3(*position);
     w.quat(*rotation);
     w.vec3(*normal);
     w.bool(*valid);
+    w.quat(*rotation_a);
+    w.quat(*rotation_b);
 }
 
 /// Reads a live contact, checking that it names two live bodies (lower slot first) by
@@ -260,6 +264,8 @@ fn read_contact(r: &mut Reader<'_>, bodies: &Bodies) -> Result<Contact, Snapshot
         rotation: r.quat()?,
         normal: r.vec3()?,
         valid: r.bool()?,
+        rotation_a: r.quat()?,
+        rotation_b: r.quat()?,
     };
     Ok(Contact {
         body_a,

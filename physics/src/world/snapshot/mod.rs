@@ -92,7 +92,7 @@ use wire::{Reader, Writer, check, fnv1a};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"JOULESNP";
 /// The image format this build writes and reads. Bumped whenever the payload's layout or
 /// meaning changes; older images are refused, never misread.
-pub const SNAPSHOT_VERSION: u32 = 8;
+pub const SNAPSHOT_VERSION: u32 = 9;
 /// Where the payload length sits, and the bytes before the payload (magic, version,
 /// payload length).
 const LENGTH_AT: usize = 8 + 4;
