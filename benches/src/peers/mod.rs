@@ -30,8 +30,9 @@ pub trait Engine {
 
 /// Every engine the runner knows: its name, whether this build has it, and what building
 /// it takes.
-const ENGINES: [(&str, bool, &str); 5] = [
+const ENGINES: [(&str, bool, &str); 6] = [
     ("joule", true, ""),
+    ("joule-fast", true, ""),
     ("rapier", true, ""),
     (
         "box3d",
@@ -76,6 +77,12 @@ pub fn build(name: &str, kind: SceneKind, threads: usize) -> Result<Box<dyn Engi
     let desc = scenes::describe(kind);
     match name {
         "joule" => Ok(Box::new(joule::JouleEngine::new(&desc, threads)?)),
+        // joule at the peers' pass count (`SolverSettings::fast`: 4 substeps).
+        "joule-fast" => Ok(Box::new(joule::JouleEngine::with_solver(
+            &desc,
+            threads,
+            joule_physics::dynamics::solver::SolverSettings::fast(),
+        )?)),
         "rapier" => Ok(Box::new(rapier::RapierEngine::new(&desc, threads)?)),
         #[cfg(feature = "peer-box3d")]
         "box3d" => Ok(Box::new(box3d::Box3dEngine::new(&desc, threads)?)),
