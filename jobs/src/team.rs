@@ -28,7 +28,7 @@ use crate::parallel_for::ClaimedChunks;
 use crate::registry::{Nested, Registry, with_ctx, with_worker};
 use crate::sync::Ordering;
 use crate::system::JobSystem;
-use crate::team_core::{Claim, TeamCore};
+use crate::team_core::{Claim, StageOrder, TeamCore};
 use crate::trace::{ITEM_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};
 
 /// A team's reusable state: create it once (it allocates) and pass it to
@@ -82,6 +82,42 @@ impl TeamScope<'_> {
         };
         let stage_start = jobs.now_ns();
         let (start, end) = self.core.run_timed(n, &traced, || jobs.now_ns());
+        if end > start {
+            record_wait(jobs, start, end);
+        }
+        jobs.record_span(TEAM_PHASE_LABEL, stage_start, jobs.now_ns());
+    }
+
+    /// Runs `f(i)` for every item `i` of `order` on the team, each exactly once and only
+    /// after the items it depends on have finished (see [`StageOrder`]), and returns when
+    /// all are done. One ordered stage can replace a chain of stages whose items depend
+    /// on only some items of the stage before (a solver's colours): no thread waits for a
+    /// whole stage, only for what its item needs. A panic in `f` is re-raised here once
+    /// every item has finished.
+    ///
+    /// # Panics
+    /// When `order` has more than [`MAX_STAGE_ITEMS`](crate::team_core::MAX_STAGE_ITEMS)
+    /// items.
+    pub fn run_ordered<F: Fn(usize) + Sync>(&self, order: &mut StageOrder, f: F) {
+        if !self.jobs.tracing() {
+            self.core.run_ordered(order, &f);
+            return;
+        }
+        // Traced as `run`: the stage on the leader, each item on the thread that ran it,
+        // and an item's wait for its dependencies as waiting.
+        let jobs = self.jobs;
+        let traced = |i: usize| {
+            let t = jobs.now_ns();
+            f(i);
+            jobs.record_span(ITEM_LABEL, t, jobs.now_ns());
+        };
+        let stage_start = jobs.now_ns();
+        let (start, end) = self.core.run_ordered_timed(
+            order,
+            &traced,
+            || jobs.now_ns(),
+            |start, end| record_wait(jobs, start, end),
+        );
         if end > start {
             record_wait(jobs, start, end);
         }
