@@ -18,6 +18,7 @@
 use crate::disjoint::{DisjointChunk, DisjointError, DisjointPlan, SharedSlice};
 use crate::team::TeamScope;
 use crate::team_core::StageOrder;
+use crate::trace::{ITEM_LABEL, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL};
 
 /// No item.
 const NONE: u32 = u32::MAX;
@@ -199,7 +200,7 @@ impl TeamScope<'_> {
         let (owned, items) = (&*owned, &*items);
         let groups = &*groups;
         let shared = SharedSlice::new(slice);
-        self.run_ordered(order, |i| {
+        let item = |i: usize| {
             let (g, k) = (items[i].0 as usize, items[i].1 as usize);
             let group = &groups[g];
             let (first, end) = (group.starts[k], group.starts[k + 1]);
@@ -221,7 +222,30 @@ impl TeamScope<'_> {
             let mut chunk = unsafe { group.plan.shared_chunk(shared, group.bounds, k) }
                 .expect("bounds checked against the chain");
             f(owned, &mut chunk);
-        });
+        };
+        let jobs = self.jobs();
+        if jobs.tracing() && jobs.num_threads() == 1 {
+            // A one-thread trace for a scaling model: the items in chain order (their
+            // dependencies are met by that order alone), each group in a span of its own.
+            let stage = jobs.now_ns();
+            let mut group = (items.first().map_or(0, |x| x.0), stage);
+            for (i, &(g, _)) in items.iter().enumerate() {
+                if g != group.0 {
+                    let now = jobs.now_ns();
+                    jobs.record_span(ORDERED_GROUP_LABEL, group.1, now);
+                    group = (g, now);
+                }
+                let t = jobs.now_ns();
+                item(i);
+                jobs.record_span(ITEM_LABEL, t, jobs.now_ns());
+            }
+            if !items.is_empty() {
+                jobs.record_span(ORDERED_GROUP_LABEL, group.1, jobs.now_ns());
+            }
+            jobs.record_span(ORDERED_PHASE_LABEL, stage, jobs.now_ns());
+            return;
+        }
+        self.run_ordered(order, item);
     }
 }
 

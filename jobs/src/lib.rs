@@ -156,4 +156,7 @@ pub use system::{
 pub use team::{Team, TeamScope};
 pub use team_core::StageOrder;
 #[cfg(not(loom))]
-pub use trace::{ITEM_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};
+pub use trace::{
+    ITEM_LABEL, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL,
+    TraceEvent, WAIT_LABEL,
+};

@@ -47,13 +47,27 @@
 //! of stages (one per colour) and its barriers; results are the same because each item
 //! still sees exactly the writes of the items it followed before.
 //!
+//! **Sleeping helpers.** A helper that found no item for a while (`team.rs` spins, then
+//! yields, then gives up after a bounded time) sleeps in [`TeamCore::sleep`] until the
+//! leader publishes a stage or closes the run, so an idle worker in a team whose leader
+//! does long serial work does not burn its core. The handshake is Dekker's, as in
+//! `sleep.rs`: the helper counts itself in `sleepers`, then (after a `SeqCst` fence)
+//! re-checks for items or the close under the bed's lock and waits there; the leader
+//! publishes, then (after a `SeqCst` fence) reads `sleepers` and, if any, bumps the bed's
+//! generation under the lock and wakes them all. Either the helper's re-check sees the
+//! stage, or the leader sees the helper counted; and the lock keeps the bump from falling
+//! between the re-check and the wait. A stage published while nobody sleeps costs the
+//! leader one fence and one load.
+//!
 //! This module is compiled under loom (the job-system glue that spawns helpers is in
 //! `team.rs`, which is not).
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, UnsafeCell, lock, spin_hint};
+use crate::sync::{
+    AtomicU64, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell, fence, lock, spin_hint,
+};
 
 /// The most items one stage may have (`back` and `front` are 16 bits of the state word).
 pub const MAX_STAGE_ITEMS: usize = u16::MAX as usize;
@@ -249,6 +263,12 @@ pub struct TeamCore {
     pending: AtomicUsize,
     /// The first panic of an item in the current stage.
     panic: Mutex<Option<Box<dyn Any + Send + 'static>>>,
+    /// Helpers in [`sleep`](Self::sleep) (counted before they re-check for work).
+    sleepers: AtomicUsize,
+    /// The bed's generation: the leader bumps it (under this lock) to wake sleepers.
+    bed: Mutex<u64>,
+    /// Where sleeping helpers wait.
+    wake: Condvar,
 }
 
 // SAFETY: the raw pointer in `stage` is only dereferenced under the protocol above, while
@@ -289,7 +309,67 @@ impl TeamCore {
             active: AtomicUsize::new(0),
             pending: AtomicUsize::new(0),
             panic: Mutex::new(None),
+            sleepers: AtomicUsize::new(0),
+            bed: Mutex::new(0),
+            wake: Condvar::new(),
         }
+    }
+
+    /// Helper: sleeps until the leader publishes a stage or closes run `id` (see the
+    /// [module docs](self)); returns at once if the current stage has unclaimed items or
+    /// the run is closed. May also return for a stage another helper was woken for:
+    /// callers loop.
+    pub fn sleep(&self, id: usize) {
+        // SeqCst and the fence: the count is visible before the re-check below; pairs
+        // with the fence in `wake_sleepers`.
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let mut bed = lock(&self.bed);
+        let generation = *bed;
+        // The re-check, under the lock: a leader that published before it finds us
+        // counted and bumps the generation under this lock, so not before we wait.
+        let (_, back, front) = unpack(self.state.load(Ordering::Acquire));
+        let open = self.run.load(Ordering::SeqCst) == (id << 1) | 1;
+        if open && front >= back {
+            while *bed == generation {
+                #[cfg(not(loom))]
+                {
+                    bed = self
+                        .wake
+                        .wait(bed)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                #[cfg(loom)]
+                {
+                    bed = self.wake.wait(bed).unwrap();
+                }
+            }
+        }
+        drop(bed);
+        // Relaxed: only the leader's wake reads it, and a stale count only costs it a
+        // needless wake.
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Leader: after publishing a stage or closing the run, wakes the helpers asleep in
+    /// [`sleep`](Self::sleep), if any.
+    #[inline]
+    fn wake_sleepers(&self) {
+        // SeqCst fence: orders the publication before the read of `sleepers`; pairs with
+        // the fence in `sleep`.
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        self.wake_all();
+    }
+
+    #[cold]
+    fn wake_all(&self) {
+        let mut bed = lock(&self.bed);
+        *bed = bed.wrapping_add(1);
+        drop(bed);
+        self.wake.notify_all();
     }
 
     /// Leader: opens a new run of the team; returns its id, which helpers pass to
@@ -354,6 +434,7 @@ impl TeamCore {
     /// Leader: closes run `id` and returns once every helper has left it.
     pub fn close(&self, id: usize) {
         self.run.store(id << 1, Ordering::SeqCst);
+        self.wake_sleepers();
         let mut spins = 0u32;
         while self.active.load(Ordering::SeqCst) != 0 {
             backoff(&mut spins);
@@ -512,6 +593,7 @@ impl TeamCore {
             pack(((seq >> 1) + 1) & SEQ_MASK, n as u64, 0) | mode,
             Ordering::Release,
         );
+        self.wake_sleepers();
         loop {
             match self.claim(false) {
                 Claim::Empty => break,

@@ -98,3 +98,54 @@ fn an_ordered_stage_runs_each_item_once_after_its_dependencies_twice_over() {
         helper.join().unwrap();
     });
 }
+
+/// A helper that sleeps as soon as it finds no item (`team.rs` spins and yields first),
+/// so that every interleaving of its re-check with the leader's publication and close is
+/// explored: a lost wake-up would leave it asleep, and the leader's `close` (which waits
+/// for it to leave) would never return, which loom reports as a deadlock.
+fn sleepy_help(core: &TeamCore) {
+    if let Some(id) = core.join() {
+        while core.is_open(id) {
+            if core.work_one() == Claim::Empty {
+                core.sleep(id);
+            }
+        }
+        core.leave();
+    }
+}
+
+#[test]
+fn a_sleeping_helper_is_woken_by_the_next_stage_and_by_the_close() {
+    model("team_sleep", || {
+        let core = Arc::new(TeamCore::new());
+        let cells = Arc::new(Cells([
+            UnsafeCell::new(0),
+            UnsafeCell::new(0),
+            UnsafeCell::new(0),
+        ]));
+        let id = core.open();
+        let helper = {
+            let core = core.clone();
+            thread::spawn(move || sleepy_help(&core))
+        };
+        // Two stages of two items, so the helper may sleep between them and be woken.
+        for _ in 0..2 {
+            core.run(2, &|i| {
+                cells.0[i].with_mut(|p| {
+                    // SAFETY: item `i` alone writes cell `i` in a stage, and stages are
+                    // ordered by `run` (loom checks it).
+                    unsafe { *p += 1 }
+                });
+            });
+        }
+        core.close(id);
+        helper.join().unwrap();
+        for i in 0..2 {
+            let v = cells.0[i].with(|p| {
+                // SAFETY: the team is closed and the helper joined.
+                unsafe { *p }
+            });
+            assert_eq!(v, 2, "item {i} ran once a stage");
+        }
+    });
+}
