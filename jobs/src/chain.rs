@@ -146,21 +146,56 @@ impl PlanChain {
         self.order.deps(i)
     }
 
-    /// Whether `groups` are the plans and bounds the chain was built from, for `slice_len`.
-    fn matches<B>(&self, slice_len: usize, groups: &[ChainGroup<'_, B>]) -> bool {
+    /// Whether `groups` (plans and bounds) are those the chain was built from, for a
+    /// slice of `slice_len` elements.
+    fn matches<'g>(
+        &self,
+        slice_len: usize,
+        groups: impl ExactSizeIterator<Item = (&'g DisjointPlan, &'g [usize])>,
+    ) -> bool {
         slice_len == self.len
             && groups.len() == self.groups.len()
-            && groups.iter().enumerate().all(|(g, group)| {
+            && groups.enumerate().all(|(g, (plan, bounds))| {
                 let (id, start) = self.groups[g];
                 let end = self.groups.get(g + 1).map_or(self.bounds.len(), |x| x.1);
-                group.plan.id() == id
-                    && group.bounds == &self.bounds[start..end]
-                    && group.starts.len() == group.bounds.len()
-                    && group.starts.first() == Some(&0)
-                    && group.starts.windows(2).all(|w| w[0] <= w[1])
-                    && group.starts.last().is_some_and(|&l| l <= group.items.len())
+                plan.id() == id && bounds == &self.bounds[start..end]
             })
     }
+}
+
+/// Whether `starts` cut `len` items into as many blocks as `bounds` has.
+fn cuts(starts: &[usize], bounds: &[usize], len: usize) -> bool {
+    starts.len() == bounds.len()
+        && starts.first() == Some(&0)
+        && starts.windows(2).all(|w| w[0] <= w[1])
+        && starts.last().is_some_and(|&l| l <= len)
+}
+
+/// One group of a chain whose blocks own items of three kinds (a solver colour's joints:
+/// ball bundles, angular bundles, other joints): as [`ChainGroup`], with three item
+/// slices, each cut at its own `starts`.
+#[derive(Debug)]
+pub struct ChainGroup3<'a, A, B, C> {
+    /// The plan of the elements the group reaches.
+    pub plan: &'a DisjointPlan,
+    /// Block bounds in plan positions (as for [`DisjointPlan::chunks`]).
+    pub bounds: &'a [usize],
+    /// What the blocks own, three kinds.
+    pub items: (&'a mut [A], &'a mut [B], &'a mut [C]),
+    /// Block bounds in each of `items` (each one more than blocks, non-decreasing, within
+    /// its slice).
+    pub starts: [&'a [usize]; 3],
+}
+
+/// Block `k`'s items of the slice at address `base`, cut at `starts`.
+///
+/// # Safety
+/// `base` is the start of a live slice of at least `starts[k + 1]` `B`s that nothing else
+/// reaches meanwhile, `starts[k] <= starts[k + 1]`, and no one else holds block `k`.
+unsafe fn block_of<'b, B>(base: usize, starts: &[usize], k: usize) -> &'b mut [B] {
+    let (first, end) = (starts[k], starts[k + 1]);
+    // SAFETY: the caller's promise: in bounds, and block `k` of the slice is ours alone.
+    unsafe { std::slice::from_raw_parts_mut((base as *mut B).add(first), end - first) }
 }
 
 impl TeamScope<'_> {
@@ -183,7 +218,10 @@ impl TeamScope<'_> {
         F: Fn(&mut [B], &mut DisjointChunk<'_, T>) + Sync,
     {
         assert!(
-            chain.matches(slice.len(), groups),
+            chain.matches(slice.len(), groups.iter().map(|g| (g.plan, g.bounds)))
+                && groups
+                    .iter()
+                    .all(|g| cuts(g.starts, g.bounds, g.items.len())),
             "run_chain: the groups and slice must be those the chain was built from"
         );
         let PlanChain {
@@ -203,14 +241,11 @@ impl TeamScope<'_> {
         let item = |i: usize| {
             let (g, k) = (items[i].0 as usize, items[i].1 as usize);
             let group = &groups[g];
-            let (first, end) = (group.starts[k], group.starts[k + 1]);
-            // SAFETY: `first <= end <= items.len()` (`matches` checked the starts), and
-            // block `k` of group `g` is this item's alone: the stage claims each item
-            // once, and a group's blocks are disjoint ranges of its items. The group's
-            // `&mut` borrow lasts for this call, so nothing else reaches them.
-            let owned = unsafe {
-                std::slice::from_raw_parts_mut((owned[g] as *mut B).add(first), end - first)
-            };
+            // SAFETY: the starts cut the group's items (`cuts`, checked above), and block
+            // `k` of group `g` is this item's alone: the stage claims each item once, and
+            // a group's blocks are disjoint ranges of its items. The group's `&mut`
+            // borrow lasts for this call, so nothing else reaches them.
+            let owned = unsafe { block_of::<B>(owned[g], group.starts, k) };
             // SAFETY: the chunk reaches the elements at block `k`'s plan positions. No
             // other block of the group reaches them (the plan's indices are distinct and
             // blocks are disjoint position ranges). A block of another group that reaches
@@ -223,6 +258,74 @@ impl TeamScope<'_> {
                 .expect("bounds checked against the chain");
             f(owned, &mut chunk);
         };
+        self.drive(order, items, item);
+    }
+
+    /// [`run_chain`](Self::run_chain) for groups whose blocks own three kinds of items:
+    /// `f(a, b, c, chunk)` for every block of every group, in one ordered stage.
+    ///
+    /// # Panics
+    /// As [`run_chain`](Self::run_chain).
+    pub fn run_chain3<T, A, B, C, F>(
+        &self,
+        chain: &mut PlanChain,
+        slice: &mut [T],
+        groups: &mut [ChainGroup3<'_, A, B, C>],
+        f: F,
+    ) where
+        T: Send,
+        A: Send + Sync,
+        B: Send + Sync,
+        C: Send + Sync,
+        F: Fn(&mut [A], &mut [B], &mut [C], &mut DisjointChunk<'_, T>) + Sync,
+    {
+        assert!(
+            chain.matches(slice.len(), groups.iter().map(|g| (g.plan, g.bounds)))
+                && groups.iter().all(|g| {
+                    cuts(g.starts[0], g.bounds, g.items.0.len())
+                        && cuts(g.starts[1], g.bounds, g.items.1.len())
+                        && cuts(g.starts[2], g.bounds, g.items.2.len())
+                }),
+            "run_chain3: the groups and slice must be those the chain was built from"
+        );
+        let PlanChain {
+            order,
+            items,
+            owned,
+            ..
+        } = chain;
+        // Addresses, three a group, as in `run_chain`.
+        owned.clear();
+        for g in groups.iter_mut() {
+            owned.push(g.items.0.as_mut_ptr() as usize);
+            owned.push(g.items.1.as_mut_ptr() as usize);
+            owned.push(g.items.2.as_mut_ptr() as usize);
+        }
+        let (owned, items) = (&*owned, &*items);
+        let groups = &*groups;
+        let shared = SharedSlice::new(slice);
+        let item = |i: usize| {
+            let (g, k) = (items[i].0 as usize, items[i].1 as usize);
+            let group = &groups[g];
+            // SAFETY: as in `run_chain`, for each of the three slices: its starts cut it
+            // (`cuts`), and block `k` of each is this item's alone.
+            let a = unsafe { block_of::<A>(owned[3 * g], group.starts[0], k) };
+            // SAFETY: as for `a`.
+            let b = unsafe { block_of::<B>(owned[3 * g + 1], group.starts[1], k) };
+            // SAFETY: as for `a`.
+            let c = unsafe { block_of::<C>(owned[3 * g + 2], group.starts[2], k) };
+            // SAFETY: as in `run_chain`: the chain orders every two blocks that reach a
+            // common element, and it was built from these plans and bounds.
+            let mut chunk = unsafe { group.plan.shared_chunk(shared, group.bounds, k) }
+                .expect("bounds checked against the chain");
+            f(a, b, c, &mut chunk);
+        };
+        self.drive(order, items, item);
+    }
+
+    /// Runs a chain's items: as one ordered stage, or, traced on one thread, in chain
+    /// order with each group in a span of its own (for a scaling model).
+    fn drive(&self, order: &mut StageOrder, items: &[(u32, u32)], item: impl Fn(usize) + Sync) {
         let jobs = self.jobs();
         if jobs.tracing() && jobs.num_threads() == 1 {
             // A one-thread trace for a scaling model: the items in chain order (their
@@ -324,6 +427,62 @@ mod tests {
         }
     }
 
+    /// Two groups whose blocks own three kinds of items, cut at different places.
+    #[test]
+    fn a_chain_of_three_item_kinds_hands_each_block_its_own_items() {
+        let (mut p0, mut p1) = (DisjointPlan::new(), DisjointPlan::new());
+        p0.set(4, [0, 1, 2, 3]).unwrap();
+        p1.set(4, [1, 2]).unwrap();
+        let b0: &[usize] = &[0, 2, 4];
+        let b1: &[usize] = &[0, 2];
+        let mut chain = PlanChain::new();
+        chain.build(4, [(&p0, b0), (&p1, b1)]).unwrap();
+        assert_eq!(chain.deps(2), [0, 1]);
+        let jobs = JobSystem::new(1).unwrap();
+        let mut team = Team::new();
+        for _ in 0..100 {
+            let mut v = vec![1u64; 4];
+            // Group 0: 3 `a`s cut 1 | 2, no `b`, 2 `c`s cut 0 | 2; group 1: one of each.
+            let (mut a0, mut b0i, mut c0) = (vec![0u8; 3], Vec::<u16>::new(), vec![0u32; 2]);
+            let (mut a1, mut b1i, mut c1) = (vec![0u8; 1], vec![0u16; 1], vec![0u32; 1]);
+            let mut groups = [
+                ChainGroup3 {
+                    plan: &p0,
+                    bounds: b0,
+                    items: (&mut a0[..], &mut b0i[..], &mut c0[..]),
+                    starts: [&[0, 1, 3][..], &[0, 0, 0][..], &[0, 0, 2][..]],
+                },
+                ChainGroup3 {
+                    plan: &p1,
+                    bounds: b1,
+                    items: (&mut a1[..], &mut b1i[..], &mut c1[..]),
+                    starts: [&[0, 1][..], &[0, 1][..], &[0, 1][..]],
+                },
+            ];
+            jobs.team(&mut team, 1, |t| {
+                t.run_chain3(&mut chain, &mut v, &mut groups, |a, b, c, pair| {
+                    let p = pair.positions().start;
+                    let (x, y) = pair.pair_mut(p, p + 1);
+                    (*x, *y) = (
+                        *x + *y,
+                        *x * *y + (a.len() + 10 * b.len() + 100 * c.len()) as u64,
+                    );
+                    a.iter_mut().for_each(|n| *n += 1);
+                    b.iter_mut().for_each(|n| *n += 1);
+                    c.iter_mut().for_each(|n| *n += 1);
+                });
+            });
+            // Block 0 of group 0: (2, 1 + 1) on bodies 0, 1; block 1: (2, 1 + 202) on 2, 3;
+            // then group 1 on bodies 1, 2: (2 + 2, 2 * 2 + 111).
+            assert_eq!(v, [2, 4, 115, 203]);
+            assert!(a0.iter().chain(&a1).all(|&n| n == 1), "each `a` once");
+            assert!(
+                b1i == [1] && c0 == [1, 1] && c1 == [1],
+                "each `b` and `c` once"
+            );
+        }
+    }
+
     #[test]
     fn a_chain_refuses_other_plans_and_mismatched_bounds() {
         let mut a = DisjointPlan::new();
@@ -351,10 +510,15 @@ mod tests {
             items: &mut items[..],
             starts: &[0, 1],
         }];
-        assert!(!ok.matches(v.len(), &groups), "the plan was set again");
+        let plans = || groups.iter().map(|g| (g.plan, g.bounds));
+        assert!(!ok.matches(v.len(), plans()), "the plan was set again");
         chain.build(4, [(&a, &[0, 2][..])]).unwrap();
-        assert!(chain.matches(v.len(), &groups));
-        assert!(!chain.matches(3, &groups), "another slice length");
+        assert!(chain.matches(v.len(), plans()));
+        assert!(!chain.matches(3, plans()), "another slice length");
+        assert!(
+            cuts(&[0, 1], &[0, 2], 1) && !cuts(&[0, 2], &[0, 2], 1),
+            "starts cut items"
+        );
         v.clear();
     }
 }

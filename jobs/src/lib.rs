@@ -140,7 +140,7 @@ pub use latch::Counter;
 pub use sync::DEQUE_CAPACITY;
 
 #[cfg(not(loom))]
-pub use chain::{ChainGroup, PlanChain};
+pub use chain::{ChainGroup, ChainGroup3, PlanChain};
 #[cfg(not(loom))]
 pub use disjoint::{DisjointChunk, DisjointError, DisjointPlan};
 #[cfg(not(loom))]
