@@ -23,9 +23,11 @@ use crate::trace::{ITEM_LABEL, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL};
 /// No item.
 const NONE: u32 = u32::MAX;
 
-/// The dependencies between the blocks of a chain of plans; see the [module
-/// docs](self). Build it when the plans change ([`build`](Self::build)) and run it as
-/// often as they hold ([`TeamScope::run_chain`]); it keeps its buffers.
+/// The dependencies between the blocks of a chain of plans: each block of a plan waits
+/// for the blocks of earlier plans that last reached one of its elements, so one ordered
+/// team stage runs the whole chain in plan order, element by element. Build it when the
+/// plans change ([`build`](Self::build)) and run it as often as they hold
+/// ([`TeamScope::run_chain`]); it keeps its buffers.
 #[derive(Clone, Debug, Default)]
 pub struct PlanChain {
     order: StageOrder,

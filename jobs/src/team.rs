@@ -8,8 +8,8 @@
 //! run other queued jobs, so work the leader spawns inside the team (a nested
 //! `parallel_for`) still spreads; finding neither for a while (they spin, then yield, for
 //! up to 200 us), they sleep until the leader's next stage or the close
-//! ([`TeamCore::sleep`](crate::team_core::TeamCore::sleep)). The leader never depends on a helper: with none, or
-//! before any has started, it runs every item itself. When the leader closure returns,
+//! ([`TeamCore::sleep`](crate::team_core::TeamCore::sleep)). The leader never depends on
+//! a helper: with none, or before any has started, it runs every item itself. When the leader closure returns,
 //! the team closes and `team` waits for the helpers inside to leave; a helper job that
 //! starts later finds the team closed and ends at once, or joins the team's next run
 //! (the next run spawns only the helpers still missing).
