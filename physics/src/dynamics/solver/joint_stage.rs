@@ -20,7 +20,9 @@
 //! most a limit likewise (`angular_bundle.rs`: a ragdoll's joints), the rest scalar
 //! (`joint.rs`), a block of them per team item. Which path a joint takes and the block
 //! boundaries depend only on the joints and the colouring, so results are identical for
-//! any thread count.
+//! any thread count. Where threads share the colours, a pass runs every colour's joint
+//! blocks as one ordered team stage (`run_chain3`), a block after the earlier colours'
+//! blocks that last wrote its bodies: the same order for every body, one hand-off a pass.
 
 use joule_jobs::{ChainGroup3, DisjointChunk, DisjointPlan, JobSystem, PlanChain, TeamScope};
 use smallvec::SmallVec;

@@ -45,7 +45,10 @@
 //! colour, consecutive constraints are bundled eight to a SIMD lane set
 //! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
 //! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
-//! The overflow colour is solved serially, scalar, after the others. Joints are coloured
+//! Where threads share the colours, a pass runs every colour's blocks as one ordered team
+//! stage instead of a stage a colour (`PassOrder`): a block waits only for the blocks
+//! of earlier colours that last wrote its bodies. The overflow colour is solved serially,
+//! scalar, after the others. Joints are coloured
 //! in the same graph; in each pass a colour's joints run as a stage of their own before
 //! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Trees of ball joints with
 //! unequal masses leave the graph: each is solved exactly, first in every pass
