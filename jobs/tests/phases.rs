@@ -106,3 +106,80 @@ fn a_one_item_stage_runs_on_the_leader_without_a_hand_off() {
         }
     });
 }
+
+/// A plan chain traced on one thread: one ordered stage holding one group span per plan,
+/// each holding its blocks' items (what the scaling model reads); traced on more threads,
+/// one team stage with every block's item inside it. Either way every block runs once.
+#[test]
+fn a_traced_plan_chain_records_one_ordered_stage_with_a_group_per_plan() {
+    use joule_jobs::{
+        ChainGroup, DisjointPlan, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL, PlanChain,
+    };
+    let (mut a, mut b) = (DisjointPlan::new(), DisjointPlan::new());
+    a.set(6, [0, 1, 2, 3, 4, 5]).unwrap();
+    b.set(6, [1, 2, 3, 4]).unwrap();
+    let (ba, bb): (&[usize], &[usize]) = (&[0, 2, 4, 6], &[0, 2, 4]);
+    for workers in [0, 2] {
+        let jobs = JobSystem::new(workers).unwrap();
+        let mut chain = PlanChain::new();
+        chain.build(6, [(&a, ba), (&b, bb)]).unwrap();
+        let mut team = Team::new();
+        let mut v = vec![0u32; 6];
+        let (mut ra, mut rb) = (vec![0u8; 3], vec![0u8; 2]);
+        let mut groups = [
+            ChainGroup {
+                plan: &a,
+                bounds: ba,
+                items: &mut ra[..],
+                starts: &[0, 1, 2, 3],
+            },
+            ChainGroup {
+                plan: &b,
+                bounds: bb,
+                items: &mut rb[..],
+                starts: &[0, 1, 2],
+            },
+        ];
+        jobs.set_tracing(true);
+        let _ = jobs.take_trace();
+        jobs.team(&mut team, workers, |t| {
+            t.run_chain(&mut chain, &mut v, &mut groups, |runs, chunk| {
+                runs[0] += 1;
+                for p in chunk.positions() {
+                    *chunk.get_mut(p) += 1;
+                }
+            });
+        });
+        jobs.set_tracing(false);
+        let events = jobs.take_trace();
+        let count = |label| events.iter().filter(|e| e.label == label).count();
+        assert_eq!(count(ITEM_LABEL), 5, "{workers} workers: one item a block");
+        if workers == 0 {
+            assert_eq!(count(ORDERED_PHASE_LABEL), 1, "one ordered stage");
+            assert_eq!(count(ORDERED_GROUP_LABEL), 2, "one group a plan");
+            let stage = events
+                .iter()
+                .find(|e| e.label == ORDERED_PHASE_LABEL)
+                .unwrap();
+            let groups: Vec<_> = events
+                .iter()
+                .filter(|e| e.label == ORDERED_GROUP_LABEL)
+                .collect();
+            for g in &groups {
+                assert!(inside(g, stage), "groups inside the stage");
+            }
+            let items_in = |g: &TraceEvent| {
+                events
+                    .iter()
+                    .filter(|e| e.label == ITEM_LABEL && inside(e, g))
+                    .count()
+            };
+            assert_eq!((items_in(groups[0]), items_in(groups[1])), (3, 2));
+        } else {
+            assert_eq!(count(TEAM_PHASE_LABEL), 1, "one hand-off for the chain");
+            assert_eq!(count(ORDERED_PHASE_LABEL), 0);
+        }
+        assert_eq!(v, [1, 2, 2, 2, 2, 1]);
+        assert!(ra.iter().chain(&rb).all(|&n| n == 1), "each block once");
+    }
+}
