@@ -34,7 +34,7 @@
 use arrayvec::ArrayVec;
 
 use crate::geometry::support::{ConvexSupport, SupportFace};
-use crate::math::{Isometry, Vec3A};
+use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::shape::{Shape, Triangle, fill_active_edges, for_each_triangle_lazy};
 
 use super::clip::{ClipFace, MAX_CLIPPED, clip_faces};
@@ -200,16 +200,17 @@ pub(crate) fn collide_composite(
             let a_in_b = a
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
+            let cull = BoxCull::new(a, ia, ib, margin);
             let mut gather = Gather::new();
             let mut part = ContactManifold::default();
-            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
-                if beyond_plane(convex, ia, &tri, ib, margin) {
+            for_each_triangle_lazy(b, &a_in_b, |t, tri| {
+                if cull.apart(&tri) || beyond_plane(convex, ia, &tri, ib, margin) {
                     return true;
                 }
-                fill_active_edges(b, t, &mut tri);
+                let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
-                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, &mut part),
-                    None => collide_triangle(convex, ia, &tri, ib, margin, &mut part),
+                    Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, &mut part, edges),
+                    None => collide_triangle_with(convex, ia, &tri, ib, margin, &mut part, edges),
                 };
                 if hit {
                     gather.add(&part, ia, ib, t, [None, part_material(tri.material)]);
@@ -222,14 +223,80 @@ pub(crate) fn collide_composite(
     }
 }
 
-/// A convex shape against one triangle (in B's frame), with internal-edge handling.
-pub(crate) fn collide_triangle(
+/// Extra distance (m) a triangle must lie beyond [`BoxCull`]'s box before it is culled:
+/// covers the rounding of the transform into A's frame, so the cull only ever skips
+/// triangles that GJK would find farther than the margin (the results stay bit-identical).
+const CULL_SLACK: f32 = 1e-3;
+
+/// Cheap separating-axis cull on A's own axes: A's local bounding box (exact along its
+/// axes for boxes, capsules, cylinders and hulls) grown by the margin, against the
+/// triangle's vertices in A's frame. A triangle wholly beyond one face of that box is
+/// farther from A than the margin along that axis, so no contact can come of it. This is
+/// what leaves the triangles around a resting box (whose planes it touches, so
+/// `beyond_plane` keeps them) out of GJK.
+struct BoxCull {
+    /// B's frame to A's: rotation as a matrix (three columns), then translation.
+    rot: Mat3A,
+    shift: Vec3A,
+    lo: Vec3A,
+    hi: Vec3A,
+}
+
+impl BoxCull {
+    fn new(a: &Shape, ia: &Isometry, ib: &Isometry, margin: f32) -> Self {
+        let b_in_a = ia.inverse().mul_isometry(ib);
+        let local = a.local_aabb();
+        let grow = Vec3A::splat(margin + CULL_SLACK);
+        BoxCull {
+            rot: Mat3A::from_quat(b_in_a.rotation),
+            shift: b_in_a.translation,
+            lo: local.min - grow,
+            hi: local.max + grow,
+        }
+    }
+
+    /// Whether the triangle (in B's frame) lies wholly outside the grown box.
+    fn apart(&self, tri: &Triangle) -> bool {
+        let [p, q, r] = tri.vertices.map(|v| self.rot * v + self.shift);
+        let lo = p.min(q).min(r);
+        let hi = p.max(q).max(r);
+        lo.cmpgt(self.hi).any() || hi.cmplt(self.lo).any()
+    }
+}
+
+/// Triangle `t` of `shape`'s active edges (a heightfield's come from its neighbours,
+/// computed only when the internal-edge rule asks for them; a mesh's were stored at build).
+fn active_edges(shape: &Shape, t: u32, tri: &Triangle) -> u8 {
+    let mut tri = *tri;
+    fill_active_edges(shape, t, &mut tri);
+    tri.active
+}
+
+/// A convex shape against one triangle (in B's frame), with internal-edge handling; the
+/// triangle's `active` edges are used.
+#[cfg(test)]
+fn collide_triangle(
     a: &dyn ConvexSupport,
     ia: &Isometry,
     tri: &Triangle,
     ib: &Isometry,
     margin: f32,
     out: &mut ContactManifold,
+) -> bool {
+    collide_triangle_with(a, ia, tri, ib, margin, out, |t| t.active)
+}
+
+/// `collide_triangle` with the triangle's active edges from `edges`, called only when
+/// the contact lies on an edge or vertex (most contacts of a body resting on a surface
+/// take the face normal and never need them).
+fn collide_triangle_with(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+    edges: impl FnOnce(&Triangle) -> u8,
 ) -> bool {
     let face_ab = face_normal_towards_b(ia, tri, ib);
     if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
@@ -244,16 +311,7 @@ pub(crate) fn collide_triangle(
         .min_by(|x, y| x.separation.total_cmp(&y.separation))
         .expect("at least one point");
     let bary = tri.barycentric(deepest.local_b);
-    // Edge k runs from vertex k to k + 1: the coordinate of vertex k + 2 vanishes on it.
-    let mut on_edge = false;
-    let mut active = false;
-    for k in 0..3 {
-        if bary[(k + 2) % 3] < EDGE_EPS {
-            on_edge = true;
-            active |= tri.active >> k & 1 == 1;
-        }
-    }
-    if on_edge && active {
+    if on_active_edge(bary, || edges(tri)) {
         return true;
     }
     along_face(a, ia, tri, ib, face_ab, margin, out)
@@ -274,9 +332,31 @@ fn beyond_plane(
     (plane - ia.transform_point(a.support(local_n))).dot(face_ab) > margin
 }
 
+/// Whether a point with barycentric coordinates `bary` lies on an edge (edge k runs from
+/// vertex k to k + 1: the coordinate of vertex k + 2 vanishes on it) that `edges()` marks
+/// active; `edges` is called only for a point on an edge. Second: whether it is on an edge.
+fn on_active_edge(bary: [f32; 3], edges: impl FnOnce() -> u8) -> bool {
+    on_edge_and_active(bary, edges).1
+}
+
+/// (on an edge, on an active edge) for [`on_active_edge`].
+fn on_edge_and_active(bary: [f32; 3], edges: impl FnOnce() -> u8) -> (bool, bool) {
+    let mut edge_bits = 0u8;
+    for k in 0..3 {
+        if bary[(k + 2) % 3] < EDGE_EPS {
+            edge_bits |= 1 << k;
+        }
+    }
+    if edge_bits == 0 {
+        return (false, false);
+    }
+    (true, edges() & edge_bits != 0)
+}
+
 /// A sphere of radius `r` (A) against one triangle: the closest point on the triangle
 /// in closed form (Ericson, Real-Time Collision Detection §5.1.5) instead of GJK, the
-/// same internal-edge rule as [`collide_triangle`].
+/// same internal-edge rule as [`collide_triangle`]; the triangle's `active` edges are used.
+#[cfg(test)]
 fn sphere_triangle(
     r: f32,
     ia: &Isometry,
@@ -284,6 +364,20 @@ fn sphere_triangle(
     ib: &Isometry,
     margin: f32,
     out: &mut ContactManifold,
+) -> bool {
+    sphere_triangle_with(r, ia, tri, ib, margin, out, |t| t.active)
+}
+
+/// `sphere_triangle` with the active edges from `edges`, called only for a closest
+/// point on an edge.
+fn sphere_triangle_with(
+    r: f32,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+    edges: impl FnOnce(&Triangle) -> u8,
 ) -> bool {
     out.clear();
     let c = ib.inverse_transform_point(ia.translation);
@@ -302,14 +396,7 @@ fn sphere_triangle(
     if len - r > margin {
         return false;
     }
-    let mut on_edge = false;
-    let mut active = false;
-    for k in 0..3 {
-        if bary[(k + 2) % 3] < EDGE_EPS {
-            on_edge = true;
-            active |= tri.active >> k & 1 == 1;
-        }
-    }
+    let (on_edge, active) = on_edge_and_active(bary, || edges(tri));
     let (out_n, q, sep) = if on_edge && active && len > 1e-6 {
         (d / len, q, len - r)
     } else {
@@ -469,15 +556,15 @@ pub(crate) fn collide_each_part(
             let a_in_b = a
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
-            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
+            for_each_triangle_lazy(b, &a_in_b, |t, tri| {
                 if beyond_plane(convex, ia, &tri, ib, margin) {
                     return true;
                 }
-                fill_active_edges(b, t, &mut tri);
                 part.clear();
+                let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
-                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, part),
-                    None => collide_triangle(convex, ia, &tri, ib, margin, part),
+                    Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, part, edges),
+                    None => collide_triangle_with(convex, ia, &tri, ib, margin, part, edges),
                 };
                 if hit && !part.points.is_empty() {
                     f(t, part);
