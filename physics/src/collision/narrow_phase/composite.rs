@@ -204,13 +204,19 @@ pub(crate) fn collide_composite(
             let mut gather = Gather::new();
             let mut part = ContactManifold::default();
             for_each_triangle_lazy(b, &a_in_b, |t, tri| {
-                if cull.apart(&tri) || beyond_plane(convex, ia, &tri, ib, margin) {
+                let Some(_v) = cull.inside_box(&tri) else {
                     return true;
-                }
+                };
+                let Some(face_ab) = facing(convex, ia, &tri, ib, margin) else {
+                    return true;
+                };
                 let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
                     Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, &mut part, edges),
-                    None => collide_triangle_with(convex, ia, &tri, ib, margin, &mut part, edges),
+                    None => {
+                        let faced = Faced { tri: &tri, face_ab };
+                        collide_triangle_with(convex, ia, faced, ib, margin, &mut part, edges)
+                    }
                 };
                 if hit {
                     gather.add(&part, ia, ib, t, [None, part_material(tri.material)]);
@@ -232,8 +238,9 @@ const CULL_SLACK: f32 = 1e-3;
 /// axes for boxes, capsules, cylinders and hulls) grown by the margin, against the
 /// triangle's vertices in A's frame. A triangle wholly beyond one face of that box is
 /// farther from A than the margin along that axis, so no contact can come of it. This is
-/// what leaves the triangles around a resting box (whose planes it touches, so
-/// `beyond_plane` keeps them) out of GJK.
+/// what leaves the triangles around a resting box (whose planes it touches, so `facing`
+/// keeps them) out of GJK. (The triangle's edge normals as further axes were measured
+/// too: the GJK calls they save cost as much as the three support calls they take.)
 struct BoxCull {
     /// B's frame to A's: rotation as a matrix (three columns), then translation.
     rot: Mat3A,
@@ -255,12 +262,13 @@ impl BoxCull {
         }
     }
 
-    /// Whether the triangle (in B's frame) lies wholly outside the grown box.
-    fn apart(&self, tri: &Triangle) -> bool {
-        let [p, q, r] = tri.vertices.map(|v| self.rot * v + self.shift);
-        let lo = p.min(q).min(r);
-        let hi = p.max(q).max(r);
-        lo.cmpgt(self.hi).any() || hi.cmplt(self.lo).any()
+    /// The triangle's vertices (given in B's frame) in A's frame, or none when the
+    /// triangle lies wholly outside the grown box.
+    fn inside_box(&self, tri: &Triangle) -> Option<[Vec3A; 3]> {
+        let v = tri.vertices.map(|v| self.rot * v + self.shift);
+        let lo = v[0].min(v[1]).min(v[2]);
+        let hi = v[0].max(v[1]).max(v[2]);
+        (!(lo.cmpgt(self.hi).any() || hi.cmplt(self.lo).any())).then_some(v)
     }
 }
 
@@ -283,7 +291,16 @@ fn collide_triangle(
     margin: f32,
     out: &mut ContactManifold,
 ) -> bool {
-    collide_triangle_with(a, ia, tri, ib, margin, out, |t| t.active)
+    let face_ab = face_normal_towards_b(ia, tri, ib);
+    collide_triangle_with(a, ia, Faced { tri, face_ab }, ib, margin, out, |t| t.active)
+}
+
+/// A triangle (in B's frame) and its face normal from `face_normal_towards_b`, computed
+/// once for the cull and the contact.
+#[derive(Clone, Copy)]
+struct Faced<'t> {
+    tri: &'t Triangle,
+    face_ab: Vec3A,
 }
 
 /// `collide_triangle` with the triangle's active edges from `edges`, called only when
@@ -292,13 +309,13 @@ fn collide_triangle(
 fn collide_triangle_with(
     a: &dyn ConvexSupport,
     ia: &Isometry,
-    tri: &Triangle,
+    faced: Faced<'_>,
     ib: &Isometry,
     margin: f32,
     out: &mut ContactManifold,
     edges: impl FnOnce(&Triangle) -> u8,
 ) -> bool {
-    let face_ab = face_normal_towards_b(ia, tri, ib);
+    let Faced { tri, face_ab } = faced;
     if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
         return false;
     }
@@ -318,18 +335,20 @@ fn collide_triangle_with(
 }
 
 /// Cheap cull: A wholly on its side of the triangle's plane, farther than the margin,
-/// cannot touch the triangle (most triangles under a body resting on terrain).
-fn beyond_plane(
+/// cannot touch the triangle (most triangles under a body resting on terrain). Returns
+/// the triangle's face normal towards B (`face_normal_towards_b`) when A may touch it,
+/// none when it cannot.
+fn facing(
     a: &dyn ConvexSupport,
     ia: &Isometry,
     tri: &Triangle,
     ib: &Isometry,
     margin: f32,
-) -> bool {
+) -> Option<Vec3A> {
     let face_ab = face_normal_towards_b(ia, tri, ib);
     let local_n = ia.inverse_transform_vector(face_ab);
     let plane = ib.transform_point(tri.vertices[0]);
-    (plane - ia.transform_point(a.support(local_n))).dot(face_ab) > margin
+    ((plane - ia.transform_point(a.support(local_n))).dot(face_ab) <= margin).then_some(face_ab)
 }
 
 /// Whether a point with barycentric coordinates `bary` lies on an edge (edge k runs from
@@ -557,14 +576,17 @@ pub(crate) fn collide_each_part(
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
             for_each_triangle_lazy(b, &a_in_b, |t, tri| {
-                if beyond_plane(convex, ia, &tri, ib, margin) {
+                let Some(face_ab) = facing(convex, ia, &tri, ib, margin) else {
                     return true;
-                }
+                };
                 part.clear();
                 let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
                     Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, part, edges),
-                    None => collide_triangle_with(convex, ia, &tri, ib, margin, part, edges),
+                    None => {
+                        let faced = Faced { tri: &tri, face_ab };
+                        collide_triangle_with(convex, ia, faced, ib, margin, part, edges)
+                    }
                 };
                 if hit && !part.points.is_empty() {
                     f(t, part);
