@@ -20,6 +20,12 @@
 //! side becomes the deepest. Level geometry is mostly gentle, where all parts share the
 //! normal to within a few degrees.
 //!
+//! Before a triangle reaches GJK, two exact culls drop the ones A cannot touch: A's own
+//! local box grown by the margin against the triangle's vertices (`BoxCull`), then A's
+//! support point against the triangle's plane (`facing`). Both only skip triangles GJK
+//! would find farther than the margin, so the results are those of GJK on every triangle.
+//! A heightfield triangle's active edges are computed only for a contact on an edge.
+//!
 //! Triangles (`collide_triangle`) add internal-edge handling: GJK/EPA may answer with an
 //! edge or vertex normal where two coplanar triangles meet (a "ghost" edge), which would
 //! make a sliding box bump or catch. When the closest feature of the triangle is an
