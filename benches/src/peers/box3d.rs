@@ -24,9 +24,18 @@ pub struct Box3dEngine {
     world: b3::b3WorldId,
     dynamic: Vec<b3::b3BodyId>,
     dt: f32,
+    /// Heightfields and meshes the world's shapes point at (Box3D does not copy them),
+    /// destroyed after the world.
+    geometry: Vec<Geometry>,
     /// Borrowed by the task callbacks through `userTaskContext`; boxed so its address is
     /// stable, and dropped only after the world is destroyed.
     _jobs: Box<JobSystem>,
+}
+
+/// Geometry a Box3D shape points at, owned by the engine.
+enum Geometry {
+    HeightField(*mut b3::b3HeightFieldData),
+    Mesh(*mut b3::b3MeshData),
 }
 
 /// A Box3D task and its context, moved into a joule job.
@@ -91,12 +100,18 @@ fn quat(q: Quat) -> b3::b3Quat {
 /// Attaches `shape`, placed at `position` and `rotation` in the body's frame, to `body`; a
 /// compound becomes one shape per child (Box3D's runtime compound, whose mass is the sum
 /// of its shapes').
+///
+/// Heightfields and meshes must be the body's whole shape, at its origin (Box3D places them
+/// in the body's frame only); their data goes to `geometry`. Box3D's heightfield starts at
+/// its first sample where joule's is centred: the caller moves the body by
+/// [`height_field_corner`].
 fn attach(
     body: b3::b3BodyId,
     sd: &b3::b3ShapeDef,
     shape: &ShapeDesc,
     position: Vec3,
     rotation: Quat,
+    geometry: &mut Vec<Geometry>,
 ) -> Result<(), String> {
     match shape {
         ShapeDesc::Sphere { radius } => {
@@ -134,14 +149,99 @@ fn attach(
         ShapeDesc::Compound(parts) => {
             for part in parts {
                 let at = position + rotation * part.position;
-                attach(body, sd, &part.shape, at, rotation * part.rotation)?;
+                attach(
+                    body,
+                    sd,
+                    &part.shape,
+                    at,
+                    rotation * part.rotation,
+                    geometry,
+                )?;
             }
         }
-        ShapeDesc::HeightField { .. } | ShapeDesc::TriangleMesh { .. } => {
-            return Err("this adapter builds no heightfields or meshes yet".into());
+        ShapeDesc::HeightField {
+            nx,
+            nz,
+            cell,
+            heights,
+        } => {
+            if position != Vec3::ZERO || rotation != Quat::IDENTITY {
+                return Err("this adapter builds heightfields only as a body's whole shape".into());
+            }
+            let lo = heights.iter().copied().fold(f32::INFINITY, f32::min);
+            let hi = heights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let mut heights = heights.clone();
+            let def = b3::b3HeightFieldDef {
+                heights: heights.as_mut_ptr(),
+                materialIndices: std::ptr::null_mut(),
+                scale: b3::b3Vec3 {
+                    x: *cell,
+                    y: 1.0,
+                    z: *cell,
+                },
+                countX: *nx as i32,
+                countZ: *nz as i32,
+                globalMinimumHeight: lo,
+                globalMaximumHeight: hi,
+                clockwiseWinding: false,
+            };
+            // SAFETY: `def` points at `nx * nz` heights alive for the call, which copies
+            // them (quantised) into the blob it returns.
+            let hf = unsafe { b3::b3CreateHeightField(&def) };
+            geometry.push(Geometry::HeightField(hf));
+            // SAFETY: live body; `hf` outlives the world (`Box3dEngine::drop`).
+            unsafe { b3::b3CreateHeightFieldShape(body, sd, hf) };
+        }
+        ShapeDesc::TriangleMesh {
+            vertices,
+            triangles,
+        } => {
+            if position != Vec3::ZERO || rotation != Quat::IDENTITY {
+                return Err("this adapter builds meshes only as a body's whole shape".into());
+            }
+            let mut verts: Vec<b3::b3Vec3> = vertices.iter().map(|&v| v3(v)).collect();
+            let mut indices: Vec<i32> = triangles.iter().flatten().map(|&i| i as i32).collect();
+            let def = b3::b3MeshDef {
+                vertices: verts.as_mut_ptr(),
+                indices: indices.as_mut_ptr(),
+                materialIndices: std::ptr::null_mut(),
+                weldTolerance: 0.0,
+                vertexCount: verts.len() as i32,
+                triangleCount: triangles.len() as i32,
+                weldVertices: false,
+                useMedianSplit: false,
+                identifyEdges: true,
+            };
+            // SAFETY: `def` points at its vertices and indices, alive for the call, which
+            // copies them; no degenerate-triangle list is asked for.
+            let mesh = unsafe { b3::b3CreateMesh(&def, std::ptr::null_mut(), 0) };
+            if mesh.is_null() {
+                return Err("Box3D rejected a triangle mesh".into());
+            }
+            geometry.push(Geometry::Mesh(mesh));
+            let one = b3::b3Vec3 {
+                x: 1.0,
+                y: 1.0,
+                z: 1.0,
+            };
+            // SAFETY: live body; `mesh` outlives the world (`Box3dEngine::drop`).
+            unsafe { b3::b3CreateMeshShape(body, sd, mesh, one) };
         }
     }
     Ok(())
+}
+
+/// Where Box3D's heightfield of `shape` starts in joule's frame of it (zero for any other
+/// shape): joule centres a heightfield on its origin.
+fn height_field_corner(shape: Option<&ShapeDesc>) -> Vec3 {
+    match shape {
+        Some(ShapeDesc::HeightField { nx, nz, cell, .. }) => Vec3::new(
+            -0.5 * (*nx - 1) as f32 * cell,
+            0.0,
+            -0.5 * (*nz - 1) as f32 * cell,
+        ),
+        _ => Vec3::ZERO,
+    }
 }
 
 impl Box3dEngine {
@@ -164,6 +264,7 @@ impl Box3dEngine {
             world,
             dynamic: Vec::new(),
             dt: desc.dt,
+            geometry: Vec::new(),
             _jobs: jobs,
         };
         let mut all = Vec::new();
@@ -174,7 +275,7 @@ impl Box3dEngine {
                 Motion::Dynamic => b3::b3BodyType_b3_dynamicBody,
                 Motion::Fixed => b3::b3BodyType_b3_staticBody,
             };
-            bd.position = v3(spec.position);
+            bd.position = v3(spec.position + spec.rotation * height_field_corner(desc.shape_of(i)));
             bd.rotation = quat(spec.rotation);
             bd.linearVelocity = v3(spec.linear_velocity);
             bd.angularVelocity = v3(spec.angular_velocity);
@@ -185,7 +286,14 @@ impl Box3dEngine {
             // SAFETY: `world` is live and `bd` a default-initialised body definition.
             let body = unsafe { b3::b3CreateBody(world, &bd) };
             if let Some(shape) = desc.shape_of(i) {
-                attach(body, &sd, shape, Vec3::ZERO, Quat::IDENTITY)?;
+                attach(
+                    body,
+                    &sd,
+                    shape,
+                    Vec3::ZERO,
+                    Quat::IDENTITY,
+                    &mut engine.geometry,
+                )?;
             }
             if spec.is_dynamic() {
                 engine.dynamic.push(body);
@@ -300,5 +408,14 @@ impl Drop for Box3dEngine {
     fn drop(&mut self) {
         // SAFETY: destroys the world once; `_jobs` drops after this, once no task can run.
         unsafe { b3::b3DestroyWorld(self.world) };
+        for g in self.geometry.drain(..) {
+            // SAFETY: each was created once by Box3D and no shape points at it any more.
+            unsafe {
+                match g {
+                    Geometry::HeightField(h) => b3::b3DestroyHeightField(h),
+                    Geometry::Mesh(m) => b3::b3DestroyMesh(m),
+                }
+            }
+        }
     }
 }

@@ -20,6 +20,12 @@
 //! side becomes the deepest. Level geometry is mostly gentle, where all parts share the
 //! normal to within a few degrees.
 //!
+//! Before a triangle reaches GJK, two exact culls drop the ones A cannot touch: A's own
+//! local box grown by the margin against the triangle's vertices (`BoxCull`), then A's
+//! support point against the triangle's plane (`facing`). Both only skip triangles GJK
+//! would find farther than the margin, so the results are those of GJK on every triangle.
+//! A heightfield triangle's active edges are computed only for a contact on an edge.
+//!
 //! Triangles (`collide_triangle`) add internal-edge handling: GJK/EPA may answer with an
 //! edge or vertex normal where two coplanar triangles meet (a "ghost" edge), which would
 //! make a sliding box bump or catch. When the closest feature of the triangle is an
@@ -34,7 +40,7 @@
 use arrayvec::ArrayVec;
 
 use crate::geometry::support::{ConvexSupport, SupportFace};
-use crate::math::{Isometry, Vec3A};
+use crate::math::{Isometry, Mat3A, Vec3A};
 use crate::shape::{Shape, Triangle, fill_active_edges, for_each_triangle_lazy};
 
 use super::clip::{ClipFace, MAX_CLIPPED, clip_faces};
@@ -200,16 +206,23 @@ pub(crate) fn collide_composite(
             let a_in_b = a
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
+            let cull = BoxCull::new(a, ia, ib, margin);
             let mut gather = Gather::new();
             let mut part = ContactManifold::default();
-            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
-                if beyond_plane(convex, ia, &tri, ib, margin) {
+            for_each_triangle_lazy(b, &a_in_b, |t, tri| {
+                let Some(_v) = cull.inside_box(&tri) else {
                     return true;
-                }
-                fill_active_edges(b, t, &mut tri);
+                };
+                let Some(face_ab) = facing(convex, ia, &tri, ib, margin) else {
+                    return true;
+                };
+                let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
-                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, &mut part),
-                    None => collide_triangle(convex, ia, &tri, ib, margin, &mut part),
+                    Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, &mut part, edges),
+                    None => {
+                        let faced = Faced { tri: &tri, face_ab };
+                        collide_triangle_with(convex, ia, faced, ib, margin, &mut part, edges)
+                    }
                 };
                 if hit {
                     gather.add(&part, ia, ib, t, [None, part_material(tri.material)]);
@@ -222,8 +235,61 @@ pub(crate) fn collide_composite(
     }
 }
 
-/// A convex shape against one triangle (in B's frame), with internal-edge handling.
-pub(crate) fn collide_triangle(
+/// Extra distance (m) a triangle must lie beyond [`BoxCull`]'s box before it is culled:
+/// covers the rounding of the transform into A's frame, so the cull only ever skips
+/// triangles that GJK would find farther than the margin (the results stay bit-identical).
+const CULL_SLACK: f32 = 1e-3;
+
+/// Cheap separating-axis cull on A's own axes: A's local bounding box (exact along its
+/// axes for boxes, capsules, cylinders and hulls) grown by the margin, against the
+/// triangle's vertices in A's frame. A triangle wholly beyond one face of that box is
+/// farther from A than the margin along that axis, so no contact can come of it. This is
+/// what leaves the triangles around a resting box (whose planes it touches, so `facing`
+/// keeps them) out of GJK. (The triangle's edge normals as further axes were measured
+/// too: the GJK calls they save cost as much as the three support calls they take.)
+struct BoxCull {
+    /// B's frame to A's: rotation as a matrix (three columns), then translation.
+    rot: Mat3A,
+    shift: Vec3A,
+    lo: Vec3A,
+    hi: Vec3A,
+}
+
+impl BoxCull {
+    fn new(a: &Shape, ia: &Isometry, ib: &Isometry, margin: f32) -> Self {
+        let b_in_a = ia.inverse().mul_isometry(ib);
+        let local = a.local_aabb();
+        let grow = Vec3A::splat(margin + CULL_SLACK);
+        BoxCull {
+            rot: Mat3A::from_quat(b_in_a.rotation),
+            shift: b_in_a.translation,
+            lo: local.min - grow,
+            hi: local.max + grow,
+        }
+    }
+
+    /// The triangle's vertices (given in B's frame) in A's frame, or none when the
+    /// triangle lies wholly outside the grown box.
+    fn inside_box(&self, tri: &Triangle) -> Option<[Vec3A; 3]> {
+        let v = tri.vertices.map(|v| self.rot * v + self.shift);
+        let lo = v[0].min(v[1]).min(v[2]);
+        let hi = v[0].max(v[1]).max(v[2]);
+        (!(lo.cmpgt(self.hi).any() || hi.cmplt(self.lo).any())).then_some(v)
+    }
+}
+
+/// Triangle `t` of `shape`'s active edges (a heightfield's come from its neighbours,
+/// computed only when the internal-edge rule asks for them; a mesh's were stored at build).
+fn active_edges(shape: &Shape, t: u32, tri: &Triangle) -> u8 {
+    let mut tri = *tri;
+    fill_active_edges(shape, t, &mut tri);
+    tri.active
+}
+
+/// A convex shape against one triangle (in B's frame), with internal-edge handling; the
+/// triangle's `active` edges are used.
+#[cfg(test)]
+fn collide_triangle(
     a: &dyn ConvexSupport,
     ia: &Isometry,
     tri: &Triangle,
@@ -232,6 +298,30 @@ pub(crate) fn collide_triangle(
     out: &mut ContactManifold,
 ) -> bool {
     let face_ab = face_normal_towards_b(ia, tri, ib);
+    collide_triangle_with(a, ia, Faced { tri, face_ab }, ib, margin, out, |t| t.active)
+}
+
+/// A triangle (in B's frame) and its face normal from `face_normal_towards_b`, computed
+/// once for the cull and the contact.
+#[derive(Clone, Copy)]
+struct Faced<'t> {
+    tri: &'t Triangle,
+    face_ab: Vec3A,
+}
+
+/// `collide_triangle` with the triangle's active edges from `edges`, called only when
+/// the contact lies on an edge or vertex (most contacts of a body resting on a surface
+/// take the face normal and never need them).
+fn collide_triangle_with(
+    a: &dyn ConvexSupport,
+    ia: &Isometry,
+    faced: Faced<'_>,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+    edges: impl FnOnce(&Triangle) -> u8,
+) -> bool {
+    let Faced { tri, face_ab } = faced;
     if !convex::collide_convex(a, ia, tri, ib, margin, out) || out.points.is_empty() {
         return false;
     }
@@ -244,39 +334,54 @@ pub(crate) fn collide_triangle(
         .min_by(|x, y| x.separation.total_cmp(&y.separation))
         .expect("at least one point");
     let bary = tri.barycentric(deepest.local_b);
-    // Edge k runs from vertex k to k + 1: the coordinate of vertex k + 2 vanishes on it.
-    let mut on_edge = false;
-    let mut active = false;
-    for k in 0..3 {
-        if bary[(k + 2) % 3] < EDGE_EPS {
-            on_edge = true;
-            active |= tri.active >> k & 1 == 1;
-        }
-    }
-    if on_edge && active {
+    if on_active_edge(bary, || edges(tri)) {
         return true;
     }
     along_face(a, ia, tri, ib, face_ab, margin, out)
 }
 
 /// Cheap cull: A wholly on its side of the triangle's plane, farther than the margin,
-/// cannot touch the triangle (most triangles under a body resting on terrain).
-fn beyond_plane(
+/// cannot touch the triangle (most triangles under a body resting on terrain). Returns
+/// the triangle's face normal towards B (`face_normal_towards_b`) when A may touch it,
+/// none when it cannot.
+fn facing(
     a: &dyn ConvexSupport,
     ia: &Isometry,
     tri: &Triangle,
     ib: &Isometry,
     margin: f32,
-) -> bool {
+) -> Option<Vec3A> {
     let face_ab = face_normal_towards_b(ia, tri, ib);
     let local_n = ia.inverse_transform_vector(face_ab);
     let plane = ib.transform_point(tri.vertices[0]);
-    (plane - ia.transform_point(a.support(local_n))).dot(face_ab) > margin
+    ((plane - ia.transform_point(a.support(local_n))).dot(face_ab) <= margin).then_some(face_ab)
+}
+
+/// Whether a point with barycentric coordinates `bary` lies on an edge (edge k runs from
+/// vertex k to k + 1: the coordinate of vertex k + 2 vanishes on it) that `edges()` marks
+/// active; `edges` is called only for a point on an edge. Second: whether it is on an edge.
+fn on_active_edge(bary: [f32; 3], edges: impl FnOnce() -> u8) -> bool {
+    on_edge_and_active(bary, edges).1
+}
+
+/// (on an edge, on an active edge) for [`on_active_edge`].
+fn on_edge_and_active(bary: [f32; 3], edges: impl FnOnce() -> u8) -> (bool, bool) {
+    let mut edge_bits = 0u8;
+    for k in 0..3 {
+        if bary[(k + 2) % 3] < EDGE_EPS {
+            edge_bits |= 1 << k;
+        }
+    }
+    if edge_bits == 0 {
+        return (false, false);
+    }
+    (true, edges() & edge_bits != 0)
 }
 
 /// A sphere of radius `r` (A) against one triangle: the closest point on the triangle
 /// in closed form (Ericson, Real-Time Collision Detection §5.1.5) instead of GJK, the
-/// same internal-edge rule as [`collide_triangle`].
+/// same internal-edge rule as [`collide_triangle`]; the triangle's `active` edges are used.
+#[cfg(test)]
 fn sphere_triangle(
     r: f32,
     ia: &Isometry,
@@ -284,6 +389,20 @@ fn sphere_triangle(
     ib: &Isometry,
     margin: f32,
     out: &mut ContactManifold,
+) -> bool {
+    sphere_triangle_with(r, ia, tri, ib, margin, out, |t| t.active)
+}
+
+/// `sphere_triangle` with the active edges from `edges`, called only for a closest
+/// point on an edge.
+fn sphere_triangle_with(
+    r: f32,
+    ia: &Isometry,
+    tri: &Triangle,
+    ib: &Isometry,
+    margin: f32,
+    out: &mut ContactManifold,
+    edges: impl FnOnce(&Triangle) -> u8,
 ) -> bool {
     out.clear();
     let c = ib.inverse_transform_point(ia.translation);
@@ -302,14 +421,7 @@ fn sphere_triangle(
     if len - r > margin {
         return false;
     }
-    let mut on_edge = false;
-    let mut active = false;
-    for k in 0..3 {
-        if bary[(k + 2) % 3] < EDGE_EPS {
-            on_edge = true;
-            active |= tri.active >> k & 1 == 1;
-        }
-    }
+    let (on_edge, active) = on_edge_and_active(bary, || edges(tri));
     let (out_n, q, sep) = if on_edge && active && len > 1e-6 {
         (d / len, q, len - r)
     } else {
@@ -469,15 +581,18 @@ pub(crate) fn collide_each_part(
             let a_in_b = a
                 .world_aabb(&ib.inverse().mul_isometry(ia))
                 .expanded(margin);
-            for_each_triangle_lazy(b, &a_in_b, |t, mut tri| {
-                if beyond_plane(convex, ia, &tri, ib, margin) {
+            for_each_triangle_lazy(b, &a_in_b, |t, tri| {
+                let Some(face_ab) = facing(convex, ia, &tri, ib, margin) else {
                     return true;
-                }
-                fill_active_edges(b, t, &mut tri);
+                };
                 part.clear();
+                let edges = |tri: &Triangle| active_edges(b, t, tri);
                 let hit = match sphere {
-                    Some(r) => sphere_triangle(r, ia, &tri, ib, margin, part),
-                    None => collide_triangle(convex, ia, &tri, ib, margin, part),
+                    Some(r) => sphere_triangle_with(r, ia, &tri, ib, margin, part, edges),
+                    None => {
+                        let faced = Faced { tri: &tri, face_ab };
+                        collide_triangle_with(convex, ia, faced, ib, margin, part, edges)
+                    }
                 };
                 if hit && !part.points.is_empty() {
                     f(t, part);
