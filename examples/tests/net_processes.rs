@@ -104,12 +104,13 @@ fn two_client_processes_converge_to_the_server_process() {
         let id = c + 1;
         let mut tick = None;
         let mut compared = 0;
-        let (mut pushes, mut bodies) = (0, 0);
+        let (mut pushes, mut bodies, mut recorded) = (0, 0, 0);
         for l in log.lines() {
             let f: Vec<&str> = l.split(' ').collect();
             match f[0] {
                 "PUSHES" => pushes = f[1].parse().unwrap(),
                 "BODIES" => bodies = f[1].parse().unwrap(),
+                "RECORDED_BODIES" => recorded = f[1].parse().unwrap(),
                 _ => {
                     tick = Some(f[0]);
                     let p: Vec<f32> = f[2..5].iter().map(|v| v.parse().unwrap()).collect();
@@ -154,14 +155,16 @@ fn two_client_processes_converge_to_the_server_process() {
         assert!(pushes > 3, "client {id} pushed {pushes} times");
         assert_eq!(applied, pushes, "client {id}'s pushes all applied");
         if id == 1 {
-            replays(&dir.join("client1.jrec"), bodies);
+            replays(&dir.join("client1.jrec"), recorded);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The recording client 1 wrote of its mirror loads, holds every body it showed with a
-/// finite pose in its last frame, and converts to what the viewer's page fetches.
+/// finite pose in its last frame (`bodies`: the mirror's count when it recorded that
+/// frame; the server's scene spawns and removes bodies, so the count at exit may differ),
+/// and converts to what the viewer's page fetches.
 fn replays(path: &std::path::Path, bodies: usize) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let recording = Recording::read(&bytes).unwrap();

@@ -52,6 +52,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut last = start;
     let mut pushes = 0u32;
     let mut last_push = 0.0;
+    // How many bodies the mirror held at the last recorded frame.
+    let mut recorded_bodies = 0;
     while start.elapsed().as_secs_f64() < seconds {
         let now = start.elapsed().as_secs_f64();
         udp.inner_mut().update(last.elapsed())?;
@@ -74,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             && client.counts().mirror_steps != steps
         {
             recorder.record(client.world(), None)?;
+            recorded_bodies = client.bodies().len();
         }
         udp.advance(now);
         udp.inner_mut().flush()?;
@@ -100,6 +103,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         writeln!(out, "PUSHES {pushes}")?;
         writeln!(out, "BODIES {}", client.bodies().len())?;
+        // Bodies enter and leave the view between the last recorded frame and the end.
+        writeln!(out, "RECORDED_BODIES {recorded_bodies}")?;
         std::fs::write(path, out)?;
     }
     Ok(())
