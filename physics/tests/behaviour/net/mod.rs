@@ -2,6 +2,7 @@
 //! the simulated network.
 
 mod codec;
+mod dead_reckoning;
 mod relevance;
 mod replication;
 mod session;
