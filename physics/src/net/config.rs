@@ -35,7 +35,10 @@ pub struct NetConfig {
     pub gravity: Vec3,
     /// The longest a client carries a body on past its newest received state, seconds;
     /// past it the body stands where the extrapolation reached (0 turns dead reckoning
-    /// off: a body not updated stands where it was last received).
+    /// off: a body not updated stands where it was last received). The default, 0.25 s,
+    /// measured best on knocked-over many_pyramids at 256 kbit/s (mean error 1.54 m at
+    /// 0.25 s, 1.66 m at 0, 2.18 m at 1 s: extrapolated further, bodies pass through the
+    /// ground and each other, which the client does not model).
     pub dead_reckoning_horizon: f32,
 }
 
@@ -57,7 +60,7 @@ impl Default for NetConfig {
             input_history: 16,
             max_actions: 8,
             gravity: Vec3::new(0.0, -9.81, 0.0),
-            dead_reckoning_horizon: 1.0,
+            dead_reckoning_horizon: 0.25,
         }
     }
 }
