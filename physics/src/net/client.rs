@@ -355,7 +355,8 @@ impl Client {
     }
 
     /// Whether a world message applies whole: every spawn's shape known and its net id
-    /// free (or freed by the message's despawns), every joint's bodies in view once the
+    /// free (or freed by the message's despawns) or that of a body in view with the
+    /// same shape and motion (an update of its friction, restitution and material), every joint's bodies in view once the
     /// message is applied and its net id free, and no shape a spawn's motion refuses
     /// (a mesh, heightfield or half-space on a moving body: the mirror's body would be
     /// kinematic, and half-spaces are static only).
@@ -372,7 +373,13 @@ impl Client {
             spawned.contains(&id) || (self.bodies.contains_key(&id) && !gone.contains(&id))
         };
         let spawns_ok = spawns.iter().all(|s| {
-            let free = !self.bodies.contains_key(&s.net_id) || gone.contains(&s.net_id);
+            // A spawn of a body in view with its shape and motion updates its surface.
+            let update = !gone.contains(&s.net_id)
+                && self
+                    .bodies
+                    .get(&s.net_id)
+                    .is_some_and(|b| b.shape_id == s.shape_id && b.motion == s.motion);
+            let free = update || !self.bodies.contains_key(&s.net_id) || gone.contains(&s.net_id);
             let shape_ok = self.shapes.get(&s.shape_id).is_some_and(|(_, shape)| {
                 s.motion == NetMotion::Static || !matches!(shape, Shape::HalfSpace(_))
             });
@@ -415,6 +422,19 @@ impl Client {
         let world = &self.world;
         self.joints.retain(|_, j| world.contains_joint(*j));
         for s in spawns {
+            if let Some(b) = self.bodies.get(&s.net_id) {
+                // A surface update (checked in `world_message_fits`).
+                let body = b.body;
+                let set = self
+                    .world
+                    .set_friction(body, s.friction)
+                    .and_then(|()| self.world.set_restitution(body, s.restitution))
+                    .and_then(|()| self.world.set_material(body, MaterialId(s.material)));
+                if set.is_err() {
+                    self.counts.invalid += 1;
+                }
+                continue;
+            }
             let (_, shape) = &self.shapes[&s.shape_id];
             let (position, rotation) = match s.pose {
                 Some(pose) => (pose.position(), pose.rotation),

@@ -6,4 +6,5 @@ mod dead_reckoning;
 mod relevance;
 mod replication;
 mod session;
+mod surfaces;
 mod timing;
