@@ -12,8 +12,10 @@
 //! **The mirror.** Every body spawned in view is a body of the client's own [`World`]
 //! ([`world`](Client::world)), with the replicated shape (every kind: hulls, compounds,
 //! meshes, heightfields, half-spaces, each built once per shape id), friction,
-//! restitution and material id, and every joint between bodies in view is one of its
-//! joints (kind, frames, bodies mapped through the net ids), so a game ray-casts and
+//! restitution and material id (sent again when the server changes them), and every
+//! joint enabled on the server between bodies in view is one of its joints (kind,
+//! frames, bodies mapped through the net ids; one disabled or broken leaves the view and
+//! comes back under its net id when enabled again), so a game ray-casts and
 //! queries the mirror as it would its own world. Static bodies are fixed; the others
 //! are **kinematic mirrors**: their poses come from the snapshot stream, never from a
 //! local simulation, so the mirror shows exactly the server's quantized poses (a

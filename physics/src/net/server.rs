@@ -885,12 +885,17 @@ impl Server {
             }
         }
         let mut despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
-        // Joints in view: both bodies in the area (body A may be the world).
+        // Joints in view: enabled (a disabled or broken joint leaves the client's view
+        // and comes back under its net id once enabled again), with both bodies in the
+        // area (body A may be the world).
+        let world = &self.world;
         let joints_in: BTreeSet<u32> = self
             .joints
             .iter()
             .filter(|(_, j)| {
-                j.spawn.body_a.is_none_or(|a| area.contains(&a)) && area.contains(&j.spawn.body_b)
+                world.is_joint_enabled(j.id).unwrap_or(false)
+                    && j.spawn.body_a.is_none_or(|a| area.contains(&a))
+                    && area.contains(&j.spawn.body_b)
             })
             .map(|(&id, _)| id)
             .collect();

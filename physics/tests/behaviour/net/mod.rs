@@ -3,6 +3,7 @@
 
 mod codec;
 mod dead_reckoning;
+mod joint_state;
 mod relevance;
 mod replication;
 mod session;
