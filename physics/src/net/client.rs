@@ -427,6 +427,12 @@ impl Client {
             if let Some(b) = self.bodies.get(&s.net_id) {
                 // A surface update (checked in `world_message_fits`).
                 let body = b.body;
+                // Restitution first checked whole (the decoder bounds it by
+                // MAX_SURFACE, the world by 1), so an update applies entirely or not at all.
+                if !(0.0..=1.0).contains(&s.restitution) {
+                    self.counts.invalid += 1;
+                    continue;
+                }
                 let set = self
                     .world
                     .set_friction(body, s.friction)
