@@ -5,7 +5,8 @@
 //! loss, inside its area of interest and over every body it shows; the server's CPU per
 //! client.
 //!
-//! `cargo run --release -p joule-examples --example net_figures [seconds]`
+//! `cargo run --release -p joule-examples --example net_figures [seconds] [name filter]
+//! [dead-reckoning horizon, s]`
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -35,6 +36,8 @@ struct Run {
     warm: f64,
     seconds: f64,
     desc: ServerDesc,
+    /// The clients' dead-reckoning horizon, seconds (0: off).
+    horizon: f32,
     /// Volleys of heavy balls through the pyramids in view, every 0.75 s from 1.5 s
     /// before measuring, alternately from -z and +z, two per pyramid (at its base and
     /// 3 m up).
@@ -117,7 +120,11 @@ fn measure(run: &Run) -> Figures {
         JobSystem::new(1).expect("job system"),
     );
     scenes::build_desc(&scene, &mut world).expect("scene");
-    let codec = Codec::new(NetConfig::default()).expect("config");
+    let codec = Codec::new(NetConfig {
+        dead_reckoning_horizon: run.horizon,
+        ..NetConfig::default()
+    })
+    .expect("config");
     let net = SimNetwork::new(LinkConditions::ISSUE_32, 32);
     let mut server = Server::new(world, codec.clone(), run.desc.clone());
     let mut server_end = net.endpoint(0);
@@ -312,6 +319,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(4.0);
     let only = args.get(2).cloned().unwrap_or_default();
+    let horizon: f32 = args
+        .get(3)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(NetConfig::default().dead_reckoning_horizon);
     let unlimited = ServerDesc {
         bandwidth: u32::MAX / 64,
         ..ServerDesc::default()
@@ -330,6 +341,7 @@ fn main() {
         seconds,
         desc: desc.clone(),
         volleys,
+        horizon,
     };
     // rain4k: its column is 20 m square and 30 m high; an area of interest of 6 m
     // around a point 3 m above the ground's centre, then the whole scene.
@@ -342,6 +354,7 @@ fn main() {
         seconds,
         desc: desc.clone(),
         volleys: false,
+        horizon,
     };
     let runs: Vec<(&str, Run)> = vec![
         (

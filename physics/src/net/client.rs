@@ -12,8 +12,10 @@
 //! **The mirror.** Every body spawned in view is a body of the client's own [`World`]
 //! ([`world`](Client::world)), with the replicated shape (every kind: hulls, compounds,
 //! meshes, heightfields, half-spaces, each built once per shape id), friction,
-//! restitution and material id, and every joint between bodies in view is one of its
-//! joints (kind, frames, bodies mapped through the net ids), so a game ray-casts and
+//! restitution and material id (sent again when the server changes them), and every
+//! joint enabled on the server between bodies in view is one of its joints (kind,
+//! frames, bodies mapped through the net ids; one disabled or broken leaves the view and
+//! comes back under its net id when enabled again), so a game ray-casts and
 //! queries the mirror as it would its own world. Static bodies are fixed; the others
 //! are **kinematic mirrors**: their poses come from the snapshot stream, never from a
 //! local simulation, so the mirror shows exactly the server's quantized poses (a
@@ -34,6 +36,28 @@
 //! interpolation at the presentation time's fraction between the two snapshots
 //! ([`pose`](Client::pose)), carried on along the same line for at most 100 ms when
 //! the next snapshot has not come.
+//!
+//! **Dead reckoning.** Under a tight budget the server updates a body only every so
+//! many snapshots, and a snapshot that leaves it out holds the state of the baseline it
+//! was coded against (older, with 100 ms of latency, than what the snapshots since may
+//! have brought). So the client keeps, per moving body, the last few states the server
+//! *sent* (those differing from their snapshot's baseline), each taken exactly at its
+//! snapshot's tick, lost snapshots or not. When the mirror steps to a snapshot, it poses
+//! each body from the newest state sent at or before that tick, extrapolated to the
+//! tick for at most
+//! [`NetConfig::dead_reckoning_horizon`](super::NetConfig::dead_reckoning_horizon):
+//! the position along the received linear velocity, plus gravity's `g t² / 2` when the
+//! body was falling (its last two states' vertical velocities differ by gravity's
+//! `g dt` within half, or, with one state, it moved along gravity faster than 0.5 m/s either way); a body not
+//! falling (in contact, sliding, resting) keeps its linear velocity less any part
+//! along gravity, so it never sinks below its received height. The rotation turns by
+//! the received angular velocity over the elapsed time (an axis-angle quaternion
+//! through [`math::sin_cos`](crate::math::sin_cos) and
+//! [`math::quat_mul`](crate::math::quat_mul)). A body received at rest (both velocities
+//! under 2 cm/s and 0.02 rad/s, which every sleeping body is) stands where it is. When
+//! a fresh state arrives, the presentation's interpolation between the extrapolated
+//! record and the fresh one blends the shown pose to it over one snapshot interval
+//! rather than snapping.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -41,7 +65,7 @@ use crate::body::{BodyDesc, BodyId};
 use crate::game::Presentation;
 use crate::joint::{JointDesc, JointId};
 use crate::material::MaterialId;
-use crate::math::{Isometry, Vec3};
+use crate::math::{Isometry, Quat, Vec3, length, quat_mul, quat_normalize, sin_cos};
 use crate::settings::WorldDesc;
 use crate::shape::Shape;
 use crate::world::World;
@@ -118,6 +142,23 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+/// A state of a moving body the server sent (rather than carried over from the
+/// baseline), with the tick it was taken at.
+#[derive(Clone, Copy, Debug)]
+struct Received {
+    tick: u32,
+    state: BodyState,
+}
+
+/// Sent states kept per body, newest last: enough to find, for the snapshot the mirror
+/// steps to (a playout delay behind the newest), the newest sent at or before it.
+const RECEIVED_KEPT: usize = 8;
+
+/// Linear speed (m/s) under which a received body counts as at rest.
+const REST_SPEED: f32 = 0.02;
+/// Angular speed (rad/s) under which a received body counts as at rest.
+const REST_SPIN: f32 = 0.02;
+
 /// A definition arriving in parts.
 #[derive(Debug)]
 struct Assembly {
@@ -137,6 +178,7 @@ pub struct Client {
     bodies: BTreeMap<u32, MirrorBody>,
     net_ids: BTreeMap<BodyId, u32>,
     joints: BTreeMap<u32, JointId>,
+    received: BTreeMap<u32, VecDeque<Received>>,
     world: World,
     presentation: Presentation,
     /// The ticks of the presentation's previous and latest records.
@@ -174,6 +216,7 @@ impl Client {
             bodies: BTreeMap::new(),
             net_ids: BTreeMap::new(),
             joints: BTreeMap::new(),
+            received: BTreeMap::new(),
             world: World::new(desc, jobs),
             presentation: Presentation::new(),
             shown: (None, None),
@@ -265,7 +308,9 @@ impl Client {
     /// Takes a datagram from the server that arrived at local time `now`.
     pub fn receive(&mut self, _channel: Channel, bytes: &[u8], now: f64) {
         let states = &self.states;
+        let mut base_tick = 0;
         let decoded = ServerMessage::decode(bytes, &self.codec, |tick| {
+            base_tick = tick;
             states.iter().find(|s| s.tick == tick)
         });
         let msg = match decoded {
@@ -280,7 +325,7 @@ impl Client {
             }
         };
         match msg {
-            ServerMessage::Snapshot(s) => self.take_snapshot(s, now),
+            ServerMessage::Snapshot(s) => self.take_snapshot(s, base_tick, now),
             ServerMessage::World {
                 spawns,
                 despawns,
@@ -312,7 +357,8 @@ impl Client {
     }
 
     /// Whether a world message applies whole: every spawn's shape known and its net id
-    /// free (or freed by the message's despawns), every joint's bodies in view once the
+    /// free (or freed by the message's despawns) or that of a body in view with the
+    /// same shape and motion (an update of its friction, restitution and material), every joint's bodies in view once the
     /// message is applied and its net id free, and no shape a spawn's motion refuses
     /// (a mesh, heightfield or half-space on a moving body: the mirror's body would be
     /// kinematic, and half-spaces are static only).
@@ -329,7 +375,13 @@ impl Client {
             spawned.contains(&id) || (self.bodies.contains_key(&id) && !gone.contains(&id))
         };
         let spawns_ok = spawns.iter().all(|s| {
-            let free = !self.bodies.contains_key(&s.net_id) || gone.contains(&s.net_id);
+            // A spawn of a body in view with its shape and motion updates its surface.
+            let update = !gone.contains(&s.net_id)
+                && self
+                    .bodies
+                    .get(&s.net_id)
+                    .is_some_and(|b| b.shape_id == s.shape_id && b.motion == s.motion);
+            let free = update || !self.bodies.contains_key(&s.net_id) || gone.contains(&s.net_id);
             let shape_ok = self.shapes.get(&s.shape_id).is_some_and(|(_, shape)| {
                 s.motion == NetMotion::Static || !matches!(shape, Shape::HalfSpace(_))
             });
@@ -362,6 +414,7 @@ impl Client {
         for id in despawns {
             if let Some(b) = self.bodies.remove(id) {
                 self.net_ids.remove(&b.body);
+                self.received.remove(id);
                 // Its joints go with it.
                 self.world
                     .remove_body(b.body)
@@ -371,6 +424,25 @@ impl Client {
         let world = &self.world;
         self.joints.retain(|_, j| world.contains_joint(*j));
         for s in spawns {
+            if let Some(b) = self.bodies.get(&s.net_id) {
+                // A surface update (checked in `world_message_fits`).
+                let body = b.body;
+                // Restitution first checked whole (the decoder bounds it by
+                // MAX_SURFACE, the world by 1), so an update applies entirely or not at all.
+                if !(0.0..=1.0).contains(&s.restitution) {
+                    self.counts.invalid += 1;
+                    continue;
+                }
+                let set = self
+                    .world
+                    .set_friction(body, s.friction)
+                    .and_then(|()| self.world.set_restitution(body, s.restitution))
+                    .and_then(|()| self.world.set_material(body, MaterialId(s.material)));
+                if set.is_err() {
+                    self.counts.invalid += 1;
+                }
+                continue;
+            }
             let (_, shape) = &self.shapes[&s.shape_id];
             let (position, rotation) = match s.pose {
                 Some(pose) => (pose.position(), pose.rotation),
@@ -472,7 +544,8 @@ impl Client {
         }
     }
 
-    fn take_snapshot(&mut self, s: SnapshotState, now: f64) {
+    /// Takes a decoded snapshot coded against the state at `base_tick` (0: none).
+    fn take_snapshot(&mut self, s: SnapshotState, base_tick: u32, now: f64) {
         if self.states.iter().any(|h| h.tick == s.tick)
             || (self.states.len() == KEPT && s.tick < self.states[0].tick)
         {
@@ -491,12 +564,39 @@ impl Client {
             let interval = f64::from(self.codec.config().snapshot_interval) * dt;
             self.playout_delay = p95.max(0.0) + interval;
         }
+        self.note_sent(&s, base_tick);
         let at = self.states.partition_point(|h| h.tick < s.tick);
         self.states.insert(at, s);
         if self.states.len() > KEPT {
             self.states.pop_front();
         }
         self.counts.snapshots += 1;
+    }
+
+    /// Records the states snapshot `s` sent: those that differ from its baseline's (the
+    /// others are the baseline's, older than what a later snapshot may have brought).
+    fn note_sent(&mut self, s: &SnapshotState, base_tick: u32) {
+        let base = self.states.iter().find(|h| h.tick == base_tick);
+        for &(id, state) in &s.bodies {
+            if base.and_then(|b| b.get(id)) == Some(&state) {
+                continue;
+            }
+            let kept = self.received.entry(id).or_default();
+            let at = kept.partition_point(|r| r.tick < s.tick);
+            if kept.get(at).is_some_and(|r| r.tick == s.tick) {
+                continue;
+            }
+            kept.insert(
+                at,
+                Received {
+                    tick: s.tick,
+                    state,
+                },
+            );
+            if kept.len() > RECEIVED_KEPT {
+                kept.pop_front();
+            }
+        }
     }
 
     /// Queues an impulse on an owned body for the next input frame.
@@ -605,10 +705,18 @@ impl Client {
             if body.motion == NetMotion::Static {
                 continue;
             }
-            // A body the snapshot does not hold (not sent yet) stays where it is.
-            let target = match state.get(net_id) {
-                Some(s) => Isometry::new(self.codec.position(s), self.codec.rotation(s)),
-                None => self
+            // Posed from the newest state the server sent at or before the snapshot,
+            // dead-reckoned to it; a body never sent: from the snapshot's state; one the
+            // snapshot does not hold either (not sent yet) stays where it is.
+            let kept = self.received.get(&net_id);
+            let at = kept.map_or(0, |k| k.partition_point(|r| r.tick <= state.tick));
+            let target = match (kept, state.get(net_id)) {
+                (Some(k), _) if at > 0 => {
+                    let before = at.checked_sub(2).map(|b| &k[b]);
+                    dead_reckon(&self.codec, &k[at - 1], before, f64::from(state.tick))
+                }
+                (_, Some(s)) => Isometry::new(self.codec.position(s), self.codec.rotation(s)),
+                (_, None) => self
                     .world
                     .transform(body.body)
                     .expect("mirror bodies are live"),
@@ -625,19 +733,33 @@ impl Client {
 
     /// The pose of body `net_id` at server time `t`, from the mirror's presentation: the
     /// interpolation between the two snapshots it holds at `t`'s fraction between their
-    /// ticks, carried on along the same line for at most [`MAX_EXTRAPOLATION`] past the
-    /// later (a body spawned since the latest record: its spawn pose). Meant for `t` near
+    /// ticks; past the later, dead-reckoned from the newest state the server sent of it
+    /// (see the [module header](self)), or, for a body never sent, carried on along
+    /// the same line for at most [`MAX_EXTRAPOLATION`] (a body spawned since the latest
+    /// record: its spawn pose). Meant for `t` near
     /// the presentation time [`present`](Self::present) last stepped to; `None` for a
     /// body not in view.
     #[must_use]
     pub fn pose_at(&self, net_id: u32, t: f64) -> Option<Isometry> {
         let body = self.bodies.get(&net_id)?.body;
         let dt = f64::from(self.codec.dt());
+        // Past the latest record, a body the server sent a state of is dead-reckoned
+        // from the newest sent at or before `t`.
+        let tick = t / dt;
+        if let (Some(b), Some(kept)) = (self.shown.1, self.received.get(&net_id))
+            && tick > f64::from(b)
+        {
+            let at = kept.partition_point(|r| f64::from(r.tick) <= tick);
+            if at > 0 {
+                let before = at.checked_sub(2).map(|i| &kept[i]);
+                return Some(dead_reckon(&self.codec, &kept[at - 1], before, tick));
+            }
+        }
         let alpha = match self.shown {
             (Some(a), Some(b)) if b > a => {
                 let span = f64::from(b - a);
                 let most = 1.0 + MAX_EXTRAPOLATION / dt / span;
-                ((t / dt - f64::from(a)) / span).min(most) as f32
+                ((tick - f64::from(a)) / span).min(most) as f32
             }
             _ => 1.0,
         };
@@ -655,4 +777,48 @@ impl Client {
         let t = self.presentation_time(now)?;
         self.pose_at(net_id, t)
     }
+}
+
+/// Sent state `r` carried on to `tick`, `before` being the state sent before it (see
+/// the [module header](self)).
+fn dead_reckon(codec: &Codec, r: &Received, before: Option<&Received>, tick: f64) -> Isometry {
+    let config = codec.config();
+    let (p0, q0) = (codec.position(&r.state), codec.rotation(&r.state));
+    let (v, w) = (
+        codec.linear_velocity(&r.state),
+        codec.angular_velocity(&r.state),
+    );
+    let dt = codec.dt();
+    let t =
+        (((tick - f64::from(r.tick)) * f64::from(dt)) as f32).min(config.dead_reckoning_horizon);
+    if t <= 0.0 || (length(v.into()) < REST_SPEED && length(w.into()) < REST_SPIN) {
+        return Isometry::new(p0, q0);
+    }
+    let g = config.gravity;
+    let g_len = length(g.into());
+    let down = if g_len > 0.0 { g / g_len } else { Vec3::ZERO };
+    let fall = |v: Vec3| v.x * down.x + v.y * down.y + v.z * down.z;
+    let falling = match before {
+        Some(b) if b.tick < r.tick => {
+            let span = (r.tick - b.tick) as f32 * dt;
+            let dv = fall(v) - fall(codec.linear_velocity(&b.state));
+            (dv - g_len * span).abs() <= 0.5 * g_len * span
+        }
+        _ => fall(v).abs() > 0.5,
+    };
+    let position = if falling {
+        p0 + v * t + g * (0.5 * t * t)
+    } else {
+        p0 + (v - down * fall(v).max(0.0)) * t
+    };
+    let turn = w * t;
+    let angle = length(turn.into());
+    let rotation = if angle > 0.0 {
+        let (s, c) = sin_cos(0.5 * angle);
+        let axis = turn / angle * s;
+        quat_normalize(quat_mul(Quat::from_xyzw(axis.x, axis.y, axis.z, c), q0))
+    } else {
+        q0
+    };
+    Isometry::new(position, rotation)
 }

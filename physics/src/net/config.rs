@@ -30,6 +30,16 @@ pub struct NetConfig {
     pub input_history: u32,
     /// Actions one input frame may carry.
     pub max_actions: u32,
+    /// The server world's gravity, m/s²: a client's dead reckoning carries a falling
+    /// body on with it (see [`Client`](super::Client)).
+    pub gravity: Vec3,
+    /// The longest a client carries a body on past its newest received state, seconds;
+    /// past it the body stands where the extrapolation reached (0 turns dead reckoning
+    /// off: a body not updated stands where it was last received). The default, 0.25 s,
+    /// measured best on knocked-over many_pyramids at 256 kbit/s (mean error 1.54 m at
+    /// 0.25 s, 1.66 m at 0, 2.18 m at 1 s: extrapolated further, bodies pass through the
+    /// ground and each other, which the client does not model).
+    pub dead_reckoning_horizon: f32,
 }
 
 impl Default for NetConfig {
@@ -49,6 +59,8 @@ impl Default for NetConfig {
             max_impulse: 1.0e4,
             input_history: 16,
             max_actions: 8,
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            dead_reckoning_horizon: 0.25,
         }
     }
 }
@@ -100,6 +112,25 @@ impl Codec {
         positive("max_impulse", f64::from(config.max_impulse))?;
         positive("input_history", f64::from(config.input_history))?;
         positive("max_actions", f64::from(config.max_actions))?;
+        if !config.gravity.is_finite() {
+            let actual = [config.gravity.x, config.gravity.y, config.gravity.z]
+                .into_iter()
+                .find(|v| !v.is_finite())
+                .unwrap_or(f32::NAN);
+            return Err(NetConfigError::Invalid {
+                field: "gravity",
+                expected: "finite components",
+                actual: f64::from(actual),
+            });
+        }
+        let horizon = config.dead_reckoning_horizon;
+        if !(horizon.is_finite() && (0.0..=10.0).contains(&horizon)) {
+            return Err(NetConfigError::Invalid {
+                field: "dead_reckoning_horizon",
+                expected: "0 to 10 seconds",
+                actual: f64::from(horizon),
+            });
+        }
         if !ROTATION_BITS_RANGE.contains(&config.rotation_bits) {
             return Err(NetConfigError::Invalid {
                 field: "rotation_bits",

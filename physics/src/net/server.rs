@@ -194,6 +194,9 @@ struct Slot {
     point: Vec3,
     radius: f32,
     known: BTreeSet<u32>,
+    /// The surface (friction and restitution bits, material) last sent of each body in
+    /// `known`: one changed since is sent again as a spawn of the same net id.
+    surfaces: BTreeMap<u32, (u32, u32, u16)>,
     joints_known: BTreeSet<u32>,
     shapes_sent: BTreeSet<u32>,
     owned: BTreeSet<u32>,
@@ -421,6 +424,7 @@ impl Server {
                 point,
                 radius,
                 known: BTreeSet::new(),
+                surfaces: BTreeMap::new(),
                 joints_known: BTreeSet::new(),
                 shapes_sent: BTreeSet::new(),
                 owned: BTreeSet::new(),
@@ -682,6 +686,13 @@ impl Server {
     fn sync_replication(&mut self) {
         self.replicated.retain(|_, r| self.world.contains(r.body));
         self.net_of.retain(|b, _| self.world.contains(*b));
+        // Surfaces changed since a body's spawn.
+        for rep in self.replicated.values_mut() {
+            let body = self.world.body(rep.body).expect("retained live just above");
+            rep.friction = body.friction();
+            rep.restitution = body.restitution();
+            rep.material = body.material().0;
+        }
         for body in self.world.bodies() {
             if self.net_of.contains_key(&body.id()) {
                 continue;
@@ -842,8 +853,18 @@ impl Server {
                 continue;
             }
             area.insert(ids[i]);
-            if !slot.known.contains(&ids[i]) {
-                let rep = self.replicated[&ids[i]];
+            let rep = self.replicated[&ids[i]];
+            let surface = (
+                rep.friction.to_bits(),
+                rep.restitution.to_bits(),
+                rep.material,
+            );
+            // A body in view whose surface changed is spawned again under its net id,
+            // which the client takes as a surface update.
+            let resend = slot.known.contains(&ids[i])
+                && slot.surfaces.get(&ids[i]).is_some_and(|s| *s != surface);
+            if !slot.known.contains(&ids[i]) || resend {
+                slot.surfaces.insert(ids[i], surface);
                 if slot.shapes_sent.insert(rep.shape_id) {
                     shapes.push(rep.shape_id);
                 }
@@ -864,12 +885,17 @@ impl Server {
             }
         }
         let mut despawns: Vec<u32> = slot.known.difference(&area).copied().collect();
-        // Joints in view: both bodies in the area (body A may be the world).
+        // Joints in view: enabled (a disabled or broken joint leaves the client's view
+        // and comes back under its net id once enabled again), with both bodies in the
+        // area (body A may be the world).
+        let world = &self.world;
         let joints_in: BTreeSet<u32> = self
             .joints
             .iter()
             .filter(|(_, j)| {
-                j.spawn.body_a.is_none_or(|a| area.contains(&a)) && area.contains(&j.spawn.body_b)
+                world.is_joint_enabled(j.id).unwrap_or(false)
+                    && j.spawn.body_a.is_none_or(|a| area.contains(&a))
+                    && area.contains(&j.spawn.body_b)
             })
             .map(|(&id, _)| id)
             .collect();
@@ -929,6 +955,7 @@ impl Server {
             slot.stats.world_bytes += bytes.len() as u64;
             self.outgoing.push((client, Channel::Reliable, bytes));
         }
+        slot.surfaces.retain(|id, _| area.contains(id));
         slot.known = area;
         // The snapshot: what changed since the acknowledged baseline, by relevance.
         let baseline = slot

@@ -2,7 +2,10 @@
 //! the simulated network.
 
 mod codec;
+mod dead_reckoning;
+mod joint_state;
 mod relevance;
 mod replication;
 mod session;
+mod surfaces;
 mod timing;
