@@ -54,21 +54,10 @@ impl std::fmt::Display for DisjointError {
 
 impl std::error::Error for DisjointError {}
 
-/// A number for a newly set plan. A plain std atomic, also under loom: it only names
-/// lists, it orders nothing.
-fn next_plan_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
 /// A verified list of pairwise-distinct indices into a slice of a given length.
 #[derive(Clone, Debug, Default)]
 pub struct DisjointPlan {
     indices: Vec<usize>,
-    /// Which verified list this is: a number no other `set` gave (0: never set), so that
-    /// a [`PlanChain`](crate::PlanChain) can tell that the plans it runs are the ones it
-    /// was built from (a clone keeps it: it holds the same list).
-    id: u64,
     len: usize,
     bits: Vec<u64>,
 }
@@ -104,7 +93,6 @@ impl DisjointPlan {
             self.indices.clear();
             self.len = 0;
         }
-        self.id = next_plan_id();
         result
     }
 
@@ -124,16 +112,6 @@ impl DisjointPlan {
             self.bits[w] |= b;
         }
         Ok(())
-    }
-
-    /// The number of this verified list (see the field).
-    pub(crate) fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// The length of the slice this plan is for.
-    pub(crate) fn slice_len(&self) -> usize {
-        self.len
     }
 
     /// The verified indices, by position.
@@ -169,93 +147,6 @@ impl DisjointPlan {
                 _marker: PhantomData,
             }
         }))
-    }
-}
-
-/// A slice that chunks of several plans may reach at the same time, each through
-/// [`DisjointPlan::shared_chunk`]: for stages whose plans overlap (a solver's colours share
-/// bodies) but whose uses of the overlapping chunks are ordered one after the other (a
-/// [`PlanChain`](crate::PlanChain)'s ordered stage). It borrows the slice mutably for
-/// `'a`, so nothing else reaches it meanwhile.
-pub(crate) struct SharedSlice<'a, T> {
-    ptr: *mut T,
-    len: usize,
-    _marker: PhantomData<&'a mut [T]>,
-}
-
-impl<'a, T> SharedSlice<'a, T> {
-    /// Shares `slice` for `'a`.
-    pub(crate) fn new(slice: &'a mut [T]) -> Self {
-        Self {
-            ptr: slice.as_mut_ptr(),
-            len: slice.len(),
-            _marker: PhantomData,
-        }
-    }
-}
-
-impl<T> Clone for SharedSlice<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for SharedSlice<'_, T> {}
-
-impl<T> std::fmt::Debug for SharedSlice<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedSlice")
-            .field("len", &self.len)
-            .finish()
-    }
-}
-
-// SAFETY: a `SharedSlice` only hands out elements through `shared_chunk`, whose caller
-// promises that no element is used from two threads at once (unsafe there); sharing the
-// handle is then like sharing `&mut [T]` between the steps of one thread, which needs
-// `T: Send`.
-unsafe impl<T: Send> Send for SharedSlice<'_, T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Send> Sync for SharedSlice<'_, T> {}
-
-impl DisjointPlan {
-    /// The chunk of `slice` at this plan's positions `bounds[k]..bounds[k + 1]`, as
-    /// [`chunks`](Self::chunks) would give it, where chunks of other plans over the same
-    /// slice may exist at the same time.
-    ///
-    /// # Errors
-    /// [`DisjointError::Mismatch`] when the plan is not for a slice of this length, or
-    /// `bounds[k]..bounds[k + 1]` is not a range of the plan's positions.
-    ///
-    /// # Safety
-    /// Two chunks of one `SharedSlice` (from different plans, or from this one twice) may
-    /// reach the same element. The caller makes sure that every two such chunks are never
-    /// used at the same time: every use of one happens before every use of the other (for
-    /// example, an ordered team stage's item that waits for the items it depends on).
-    pub(crate) unsafe fn shared_chunk<'a, T: Send>(
-        &'a self,
-        slice: SharedSlice<'a, T>,
-        bounds: &[usize],
-        k: usize,
-    ) -> Result<DisjointChunk<'a, T>, DisjointError> {
-        let (Some(&start), Some(&end)) = (bounds.get(k), bounds.get(k + 1)) else {
-            return Err(DisjointError::Mismatch);
-        };
-        if slice.len != self.len
-            || u32::try_from(self.indices.len()).is_err()
-            || start > end
-            || end > self.indices.len()
-        {
-            return Err(DisjointError::Mismatch);
-        }
-        Ok(DisjointChunk {
-            ptr: slice.ptr,
-            indices: self.indices[start..end].as_ptr(),
-            // Both fit: the plan's length was checked against u32 above.
-            first: start as u32,
-            len: (end - start) as u32,
-            _marker: PhantomData,
-        })
     }
 }
 
@@ -346,34 +237,6 @@ mod tests {
             plan.chunks(&mut v, &[0, 1]).is_err(),
             "bounds must cover the plan"
         );
-    }
-
-    #[test]
-    fn shared_chunks_of_two_plans_reach_the_same_elements_as_their_plain_chunks() {
-        let (mut a, mut b) = (DisjointPlan::new(), DisjointPlan::new());
-        a.set(6, [0, 2, 4, 5]).unwrap();
-        b.set(6, [5, 1, 0]).unwrap();
-        let mut v: Vec<usize> = (0..6).collect();
-        let shared = SharedSlice::new(&mut v);
-        // SAFETY: the chunks are used one after the other on this thread.
-        let mut a1 = unsafe { a.shared_chunk(shared, &[0, 2, 4], 1) }.unwrap();
-        // SAFETY: as above; `b0` reaches 5 and 0 as `a1` and `a0` do, used after them.
-        let mut b0 = unsafe { b.shared_chunk(shared, &[0, 3], 0) }.unwrap();
-        assert_eq!(a1.positions(), 2..4);
-        *a1.get_mut(3) += 10;
-        *b0.get_mut(0) += 100;
-        *b0.get_mut(2) += 1000;
-        assert_eq!(v, [1000, 1, 2, 3, 4, 115]);
-        let shared = SharedSlice::new(&mut v);
-        // SAFETY: no chunk is used.
-        let bad = |k, bounds: &[usize]| unsafe { a.shared_chunk(shared, bounds, k) }.is_err();
-        assert!(bad(2, &[0, 2, 4]), "no block 2");
-        assert!(bad(0, &[3, 2]), "a decreasing range");
-        assert!(bad(0, &[0, 5]), "past the plan's positions");
-        let mut short = vec![0usize; 5];
-        // SAFETY: no chunk is used.
-        let wrong = unsafe { a.shared_chunk(SharedSlice::new(&mut short), &[0, 1], 0) };
-        assert!(wrong.is_err(), "a slice of another length");
     }
 
     #[test]

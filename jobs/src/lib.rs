@@ -113,8 +113,6 @@ mod spin;
 mod sync;
 
 #[cfg(not(loom))]
-mod chain;
-#[cfg(not(loom))]
 mod disjoint;
 #[cfg(not(loom))]
 mod parallel_for;
@@ -140,8 +138,6 @@ pub use latch::Counter;
 pub use sync::DEQUE_CAPACITY;
 
 #[cfg(not(loom))]
-pub use chain::{ChainGroup, ChainGroup3, PlanChain};
-#[cfg(not(loom))]
 pub use disjoint::{DisjointChunk, DisjointError, DisjointPlan};
 #[cfg(not(loom))]
 pub use registration::{RegisterError, Registration, registrations_on_this_thread};
@@ -154,9 +150,5 @@ pub use system::{
 };
 #[cfg(not(loom))]
 pub use team::{Team, TeamScope};
-pub use team_core::StageOrder;
 #[cfg(not(loom))]
-pub use trace::{
-    ITEM_LABEL, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL,
-    TraceEvent, WAIT_LABEL,
-};
+pub use trace::{ITEM_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};

@@ -6,10 +6,8 @@
 //! which allocates nothing, where idle workers steal them) and runs the leader closure on the calling thread. Helpers that
 //! start join the team; between stages they look for stage items first and otherwise
 //! run other queued jobs, so work the leader spawns inside the team (a nested
-//! `parallel_for`) still spreads; finding neither for a while (they spin, then yield, for
-//! up to 200 us), they sleep until the leader's next stage or the close
-//! ([`TeamCore::sleep`](crate::team_core::TeamCore::sleep)). The leader never depends on
-//! a helper: with none, or before any has started, it runs every item itself. When the leader closure returns,
+//! `parallel_for`) still spreads. The leader never depends on a helper: with none, or
+//! before any has started, it runs every item itself. When the leader closure returns,
 //! the team closes and `team` waits for the helpers inside to leave; a helper job that
 //! starts later finds the team closed and ends at once, or joins the team's next run
 //! (the next run spawns only the helpers still missing).
@@ -30,7 +28,7 @@ use crate::parallel_for::ClaimedChunks;
 use crate::registry::{Nested, Registry, with_ctx, with_worker};
 use crate::sync::Ordering;
 use crate::system::JobSystem;
-use crate::team_core::{Claim, StageOrder, TeamCore};
+use crate::team_core::{Claim, TeamCore};
 use crate::trace::{ITEM_LABEL, TEAM_PHASE_LABEL, TraceEvent, WAIT_LABEL};
 
 /// A team's reusable state: create it once (it allocates) and pass it to
@@ -84,42 +82,6 @@ impl TeamScope<'_> {
         };
         let stage_start = jobs.now_ns();
         let (start, end) = self.core.run_timed(n, &traced, || jobs.now_ns());
-        if end > start {
-            record_wait(jobs, start, end);
-        }
-        jobs.record_span(TEAM_PHASE_LABEL, stage_start, jobs.now_ns());
-    }
-
-    /// Runs `f(i)` for every item `i` of `order` on the team, each exactly once and only
-    /// after the items it depends on have finished (see [`StageOrder`]), and returns when
-    /// all are done. One ordered stage can replace a chain of stages whose items depend
-    /// on only some items of the stage before (a solver's colours): no thread waits for a
-    /// whole stage, only for what its item needs. A panic in `f` is re-raised here once
-    /// every item has finished.
-    ///
-    /// # Panics
-    /// When `order` has more than [`MAX_STAGE_ITEMS`](crate::team_core::MAX_STAGE_ITEMS)
-    /// items.
-    pub fn run_ordered<F: Fn(usize) + Sync>(&self, order: &mut StageOrder, f: F) {
-        if !self.jobs.tracing() {
-            self.core.run_ordered(order, &f);
-            return;
-        }
-        // Traced as `run`: the stage on the leader, each item on the thread that ran it,
-        // and an item's wait for its dependencies as waiting.
-        let jobs = self.jobs;
-        let traced = |i: usize| {
-            let t = jobs.now_ns();
-            f(i);
-            jobs.record_span(ITEM_LABEL, t, jobs.now_ns());
-        };
-        let stage_start = jobs.now_ns();
-        let (start, end) = self.core.run_ordered_timed(
-            order,
-            &traced,
-            || jobs.now_ns(),
-            |start, end| record_wait(jobs, start, end),
-        );
         if end > start {
             record_wait(jobs, start, end);
         }
@@ -198,9 +160,9 @@ impl JobSystem {
     /// [`num_workers`](Self::num_workers)) that join as they become free, and returns its
     /// result once every helper has left. Inside, [`TeamScope::run`] and its slice forms
     /// run parallel stages at the cost of one atomic store each. Helpers spin (then
-    /// yield, then sleep after 200 us) between stages, so keep the leader's serial work
-    /// between stages short; a team is for a burst of stages, not for a whole frame. See
-    /// the [module docs](crate::team) for what helpers do while they wait.
+    /// yield) between stages, so keep the leader's serial work between stages short; a
+    /// team is for a burst of stages, not for a whole frame. See the [module
+    /// docs](crate::team) for what helpers do while they wait.
     pub fn team<R>(
         &self,
         team: &mut Team,
@@ -240,13 +202,6 @@ impl JobSystem {
     }
 }
 
-/// How long a helper yields, finding no stage item and no job, before it sleeps until the
-/// leader's next stage ([`TeamCore::sleep`]): long against the leader's usual serial
-/// work between two stages (a few microseconds in a solve) and the cost of a wake-up
-/// (tens of microseconds), short against a frame, so that a worker whose team leader
-/// does long serial work sleeps instead of burning its core.
-const SLEEP_AFTER: std::time::Duration = std::time::Duration::from_micros(200);
-
 /// A helper's life: join, work on stages (and on other jobs when there is no stage item)
 /// until the team closes, leave.
 fn help(registry: &Arc<Registry>, core: &TeamCore) {
@@ -267,8 +222,6 @@ fn help(registry: &Arc<Registry>, core: &TeamCore) {
     with_ctx(registry, |ctx| {
         let mut idle_since: Option<u64> = None;
         let mut idle_rounds = 0u32;
-        // When this helper started yielding for want of work (see `SLEEP_AFTER`).
-        let mut yielding_since: Option<std::time::Instant> = None;
         let end_idle = |idle_since: &mut Option<u64>| {
             if let Some(start) = idle_since.take() {
                 crate::sync::lock(&ctx.slot().trace).push(TraceEvent {
@@ -284,7 +237,6 @@ fn help(registry: &Arc<Registry>, core: &TeamCore) {
                 Claim::Ran | Claim::Contended => {
                     end_idle(&mut idle_since);
                     idle_rounds = 0;
-                    yielding_since = None;
                     continue;
                 }
                 Claim::Empty => {}
@@ -293,7 +245,6 @@ fn help(registry: &Arc<Registry>, core: &TeamCore) {
                 end_idle(&mut idle_since);
                 ctx.execute(job);
                 idle_rounds = 0;
-                yielding_since = None;
                 continue;
             }
             if tracing && idle_since.is_none() {
@@ -302,18 +253,8 @@ fn help(registry: &Arc<Registry>, core: &TeamCore) {
             idle_rounds += 1;
             if idle_rounds < 64 {
                 std::hint::spin_loop();
-            } else if yielding_since
-                .get_or_insert_with(std::time::Instant::now)
-                .elapsed()
-                < SLEEP_AFTER
-            {
-                std::thread::yield_now();
             } else {
-                // No item and no job for a while: sleep until the leader publishes a stage
-                // or closes the team (still counted as waiting in a trace).
-                core.sleep(id);
-                idle_rounds = 0;
-                yielding_since = None;
+                std::thread::yield_now();
             }
         }
         end_idle(&mut idle_since);

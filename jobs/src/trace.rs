@@ -19,21 +19,6 @@ pub const PHASE_LABEL: &str = "(phase)";
 /// publishing the stage to the last item done (see [`PHASE_LABEL`]).
 pub const TEAM_PHASE_LABEL: &str = "(team stage)";
 
-/// The label of a span covering one ordered stage of a [`Team`](crate::Team) (a
-/// [`PlanChain`](crate::PlanChain) run by
-/// [`TeamScope::run_chain`](crate::TeamScope::run_chain)) in a one-thread trace: one
-/// hand-off for all its groups. Its children are [`ORDERED_GROUP_LABEL`] spans, one per
-/// group in chain order, holding that group's [`ITEM_LABEL`] spans. (Traced on more
-/// threads, an ordered stage is a [`TEAM_PHASE_LABEL`] span with its items on the threads
-/// that ran them, and a wait for an item's dependencies is a [`WAIT_LABEL`] span.)
-pub const ORDERED_PHASE_LABEL: &str = "(ordered stage)";
-
-/// The label of one group of an ordered stage in a one-thread trace (see
-/// [`ORDERED_PHASE_LABEL`]): a scaling model may schedule a group's items on several
-/// threads at once, and a group after the one before (an upper bound on what the chain's
-/// dependencies allow: a block waits only for the blocks it depends on).
-pub const ORDERED_GROUP_LABEL: &str = "(ordered group)";
-
 /// The label of one item of a team stage, and of one `min_chunk` run of a parallel loop
 /// that runs inline (one thread; longer runs where that would make over 256): the pieces
 /// a phase can be cut into at most.

@@ -3,7 +3,7 @@
 //! the measured step time at each thread count beside the prediction.
 //!
 //! ```sh
-//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N] [--handoff TEAM_US,LOOP_US | --handoff T:TEAM_US:LOOP_US,...]
+//! cargo run --release -p joule-benches --bin scaling -- [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--measure] [--steps N] [--handoff TEAM_US,LOOP_US]
 //! cargo run --release -p joule-benches --bin scaling -- --amdahl compare.md
 //! cargo run --release -p joule-benches --bin scaling -- --serial --threads 2 [--scenes a,b] [--samples 30]
 //! cargo run --release -p joule-benches --bin scaling -- --phases solve --scenes rain4k
@@ -29,10 +29,6 @@
 //! claiming costs nothing) plus the measured hand-off of that kind of phase at `T`. The
 //! greedy schedule lies between `max(longest item, work / T)` and that plus the longest
 //! item. Nested parallelism (a phase inside an item) counts as serial within its item.
-//! An ordered stage (a solver pass whose colours' blocks wait only for the blocks they
-//! depend on, `joule_jobs::PlanChain`) hands off once; the model schedules its groups
-//! (colours) one after the other, each on `T` threads, which bounds from above what
-//! its dependencies allow (the trace does not hold them).
 //! What the model leaves out: work inflation (cache misses when bodies move between
 //! cores, memory bandwidth), which `--measure` shows as the gap between predicted and
 //! measured; and the cost of tracing itself, which is why speed-ups, not times, are
@@ -53,8 +49,7 @@ use std::time::Instant;
 
 use joule_examples::scenes::{self, SceneKind};
 use joule_jobs::{
-    ITEM_LABEL, JobSystem, ORDERED_GROUP_LABEL, ORDERED_PHASE_LABEL, PHASE_LABEL, TEAM_PHASE_LABEL,
-    Team, TraceEvent, WAIT_LABEL,
+    ITEM_LABEL, JobSystem, PHASE_LABEL, TEAM_PHASE_LABEL, Team, TraceEvent, WAIT_LABEL,
 };
 use joule_physics::STAGES;
 use joule_physics::world::{World, WorldDesc};
@@ -222,9 +217,7 @@ impl Node {
     }
 
     fn is_phase(&self) -> bool {
-        self.label == PHASE_LABEL
-            || self.label == TEAM_PHASE_LABEL
-            || self.label == ORDERED_PHASE_LABEL
+        self.label == PHASE_LABEL || self.label == TEAM_PHASE_LABEL
     }
 }
 
@@ -276,38 +269,13 @@ struct StageInputs {
     work: f64,
     /// Time outside any item.
     serial: f64,
-    /// Phases: (kind, item durations in claim order). An ordered stage is one phase per
-    /// group, the first a [`PhaseKind::Ordered`], the others [`PhaseKind::Group`].
-    phases: Vec<(PhaseKind, Vec<f64>)>,
+    /// Phases: (team stage?, item durations in claim order).
+    phases: Vec<(bool, Vec<f64>)>,
     /// Tracing's own cost, taken out of `serial` and `work`.
     traced_cost: f64,
 }
 
-/// What a phase of the trace is, for its hand-off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PhaseKind {
-    /// A parallel loop or scope: a loop's hand-off.
-    Loop,
-    /// A team stage: a team stage's hand-off.
-    Team,
-    /// The first group of an ordered stage (a solver pass over all its colours): one team
-    /// stage's hand-off for the whole stage.
-    Ordered,
-    /// A later group of an ordered stage: no hand-off. The model schedules it after the
-    /// group before, as if a barrier stood between them (an upper bound: a block of it
-    /// really waits only for the blocks it depends on).
-    Group,
-}
-
 impl StageInputs {
-    /// Phases that hand off (an ordered stage's groups count once).
-    fn handoffs(&self) -> usize {
-        self.phases
-            .iter()
-            .filter(|p| p.0 != PhaseKind::Group)
-            .count()
-    }
-
     fn items(&self) -> usize {
         self.phases.iter().map(|p| p.1.len()).sum()
     }
@@ -326,14 +294,10 @@ impl StageInputs {
     fn predict(&self, t: usize, h: Handoff) -> (f64, f64, f64) {
         let mut items = 0.0;
         let mut handoff = 0.0;
-        for (kind, durs) in &self.phases {
+        for (team, durs) in &self.phases {
             items += list_schedule(durs, t);
             if t > 1 {
-                handoff += match kind {
-                    PhaseKind::Team | PhaseKind::Ordered => h.team,
-                    PhaseKind::Loop => h.scope,
-                    PhaseKind::Group => 0.0,
-                };
+                handoff += if *team { h.team } else { h.scope };
             }
         }
         (self.serial, items, handoff)
@@ -364,35 +328,8 @@ fn walk(node: &Node, out: &mut StageInputs) {
         .map(Node::dur)
         .sum();
     out.serial += (node.dur() - inner).max(0.0);
-    if node.label == ORDERED_PHASE_LABEL {
-        let groups = node
-            .children
-            .iter()
-            .filter(|c| c.label == ORDERED_GROUP_LABEL);
-        for (g, group) in groups.enumerate() {
-            let items: Vec<f64> = group
-                .children
-                .iter()
-                .filter(|c| c.label != WAIT_LABEL)
-                .map(Node::dur)
-                .collect();
-            // A group's own time between its items is serial.
-            out.serial += (group.dur() - items.iter().sum::<f64>()).max(0.0);
-            if !items.is_empty() {
-                let kind = if g == 0 {
-                    PhaseKind::Ordered
-                } else {
-                    PhaseKind::Group
-                };
-                out.phases.push((kind, items));
-            }
-        }
-    } else if node.is_phase() {
-        let team = if node.label == TEAM_PHASE_LABEL {
-            PhaseKind::Team
-        } else {
-            PhaseKind::Loop
-        };
+    if node.is_phase() {
+        let team = node.label == TEAM_PHASE_LABEL;
         let mut items = Vec::new();
         for c in &node.children {
             if c.label == WAIT_LABEL {
@@ -454,9 +391,7 @@ fn inputs(events: Vec<TraceEvent>, cost: f64) -> (Vec<StageInputs>, f64) {
     // Tracing's own cost, one record per item and phase, is booked as serial time.
     wall = 0.0;
     for s in &mut stages {
-        // Items, phases (an ordered stage's groups among them) and ordered stages.
-        let ordered = s.phases.iter().filter(|p| p.0 == PhaseKind::Ordered);
-        let records = (s.items() + s.phases.len() + ordered.count()) as f64;
+        let records = (s.items() + s.phases.len()) as f64;
         let taken = (cost * records).min(s.serial);
         s.serial -= taken;
         s.work -= taken;
@@ -726,7 +661,7 @@ fn report(
             STAGES[i],
             us(s.work / n),
             us(s.serial / n),
-            s.handoffs() as f64 / n,
+            s.phases.len() as f64 / n,
             s.items() as f64 / n,
             us(st_span / n),
             s.work / st_span.max(1.0)
@@ -950,25 +885,19 @@ fn phases(kind: SceneKind, stage: &str, steps: Option<usize>) {
     let mut list = Vec::new();
     flat(node, &mut list);
     for (k, p) in list.into_iter().enumerate() {
-        // An ordered stage's items are in its groups.
-        let groups: Vec<&Node> = if p.label == ORDERED_PHASE_LABEL {
-            p.children.iter().collect()
-        } else {
-            vec![p]
-        };
-        let items: Vec<f64> = groups
+        let items: Vec<f64> = p
+            .children
             .iter()
-            .flat_map(|g| &g.children)
             .filter(|c| c.label != WAIT_LABEL && !c.is_phase())
             .map(Node::dur)
             .collect();
         println!(
             "| {k} | {} | {} | {} | {} | {} |",
             us(p.start.saturating_sub(last) as f64),
-            match p.label {
-                TEAM_PHASE_LABEL => "team",
-                ORDERED_PHASE_LABEL => "ordered",
-                _ => "loop/scope",
+            if p.label == TEAM_PHASE_LABEL {
+                "team"
+            } else {
+                "loop/scope"
             },
             items.len(),
             us(items.iter().sum()),
@@ -1039,8 +968,7 @@ fn main() -> Result<(), String> {
     let mut do_measure = false;
     let mut serial_mode = false;
     let mut phases_of = None;
-    // Given hand-offs: one pair for every thread count, or pairs per thread count.
-    let mut fixed_handoff: Option<BTreeMap<usize, Handoff>> = None;
+    let mut fixed_handoff: Option<Handoff> = None;
     let mut amdahl_file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -1060,31 +988,15 @@ fn main() -> Result<(), String> {
             "--steps" => steps = Some(v.parse().map_err(|_| "bad --steps")?),
             "--amdahl" => amdahl_file = Some(v.clone()),
             "--phases" => phases_of = Some(v.clone()),
-            "--handoff" if v.contains(':') => {
-                // T:TEAM_US:LOOP_US,... (the figures a machine with more cores measured).
-                let at = list(v, |s| {
-                    let f: Vec<&str> = s.split(':').collect();
-                    let [t, team, scope] = f[..] else {
-                        return None;
-                    };
-                    let h = Handoff {
-                        team: team.parse::<f64>().ok()? * 1e3,
-                        scope: scope.parse::<f64>().ok()? * 1e3,
-                    };
-                    Some((t.parse::<usize>().ok()?, h))
-                })?;
-                fixed_handoff = Some(at.into_iter().collect());
-            }
             "--handoff" => {
                 let us = list(v, |s| s.parse::<f64>().ok())?;
                 let [team, scope] = us[..] else {
-                    return Err("--handoff TEAM_US,LOOP_US or T:TEAM_US:LOOP_US,...".into());
+                    return Err("--handoff TEAM_US,LOOP_US".into());
                 };
-                let h = Handoff {
+                fixed_handoff = Some(Handoff {
                     team: team * 1e3,
                     scope: scope * 1e3,
-                };
-                fixed_handoff = Some((2..=1024).map(|t| (t, h)).collect());
+                });
             }
             _ => {
                 return Err("usage: scaling [--threads 1,2,4,8,16] [--scenes a,b] [--samples 12] [--steps N] [--measure] [--handoff TEAM_US,LOOP_US] | --serial | --phases STAGE | --amdahl compare.md".into());
@@ -1112,22 +1024,10 @@ fn main() -> Result<(), String> {
         threads.insert(0, 1);
     }
     let cores = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let handoff = match &fixed_handoff {
-        Some(at) => threads
+    let handoff = match fixed_handoff {
+        Some(h) => threads
             .iter()
-            .map(|&t| {
-                // A thread count not given takes the figure of the most threads given
-                // below it.
-                let h = at.range(..=t).next_back().map(|(_, h)| *h);
-                (
-                    t,
-                    if t == 1 {
-                        Handoff::default()
-                    } else {
-                        h.unwrap_or_default()
-                    },
-                )
-            })
+            .map(|&t| (t, if t == 1 { Handoff::default() } else { h }))
             .collect(),
         None => handoffs(&threads, cores),
     };

@@ -20,15 +20,13 @@
 //! most a limit likewise (`angular_bundle.rs`: a ragdoll's joints), the rest scalar
 //! (`joint.rs`), a block of them per team item. Which path a joint takes and the block
 //! boundaries depend only on the joints and the colouring, so results are identical for
-//! any thread count. Where threads share the colours, a pass runs every colour's joint
-//! blocks as one ordered team stage (`run_chain3`), a block after the earlier colours'
-//! blocks that last wrote its bodies: the same order for every body, one hand-off a pass.
+//! any thread count.
 
-use joule_jobs::{ChainGroup3, DisjointChunk, DisjointPlan, JobSystem, PlanChain, TeamScope};
+use joule_jobs::{DisjointPlan, JobSystem, TeamScope};
 use smallvec::SmallVec;
 
 use crate::body::Bodies;
-use crate::dynamics::constraint_graph::{COLOR_COUNT, ConstraintGraph, ConstraintKind, GraphEntry};
+use crate::dynamics::constraint_graph::{ConstraintGraph, ConstraintKind, GraphEntry};
 use crate::joint::{JointEvent, JointImpulses, JointKind, Joints};
 use crate::math::Vec3A;
 
@@ -40,7 +38,7 @@ use super::joint::{
     MAX_JOINT_HERTZ_PER_SUBSTEP_RATE, Pass,
 };
 use super::wide::LANES;
-use super::{MAX_BLOCKS, color_blocks, fixed_velocity, joint_takes_part, pair_mut, solver_index};
+use super::{MAX_BLOCKS, fixed_velocity, joint_takes_part, pair_mut, solver_index};
 
 /// Fewest joints per block within a colour.
 const BLOCK: usize = 64;
@@ -77,11 +75,6 @@ pub(crate) struct JointScratch {
     params: JointParams,
     /// Step length, for the forces reported.
     dt: f32,
-    /// Where threads share the colours, every colour's blocks as one ordered stage a pass
-    /// (as the contact passes: see `PassOrder` in `mod.rs`).
-    chain: PlanChain,
-    /// Whether the passes run as the chain this step.
-    chained: bool,
 }
 
 /// Appends a graph entry for every enabled joint with a body the solver moves, in slot
@@ -376,19 +369,6 @@ pub(crate) fn prepare(
         c.slot_b = e.body_b;
         s.overflow.push(c);
     }
-    s.chain.clear();
-    s.chained = false;
-    if color_blocks(jobs) > 1 {
-        let groups = s
-            .colors
-            .iter()
-            .filter(|c| !c.entries.is_empty())
-            .map(|c| (&c.plan, &c.bounds[..]));
-        s.chain
-            .build(awake, groups)
-            .expect("joint colour plans built for these bodies");
-        s.chained = s.chain.len() > 1;
-    }
 }
 
 /// The per-substep constants of this step's joints.
@@ -405,78 +385,55 @@ pub(crate) fn is_empty(s: &JointScratch) -> bool {
 }
 
 /// Runs one pass over every joint: colour by colour (blocks of a colour in parallel on
-/// the team, ball bundles then the other joints of each block; or, where threads share
-/// the colours, every colour's blocks in one ordered stage), then the overflow serially.
+/// the team, ball bundles then the other joints of each block), then the overflow
+/// serially.
 pub(crate) fn run(t: &TeamScope<'_>, s: &mut JointScratch, bodies: &mut [SolverBody], pass: Pass) {
     let k = s.params;
-    let block = |balls: &mut [BallBundle],
-                 angular: &mut [AngularBundle],
-                 others: &mut [JointConstraint],
-                 chunk: &mut DisjointChunk<'_, SolverBody>| {
-        let path = super::simd::path();
-        super::simd::ball_joints(path, balls, chunk, pass, &k);
-        super::simd::angular_joints(path, angular, chunk, pass, &k);
-        for c in others.iter_mut() {
-            let mut a = c.fixed_a;
-            let mut b = c.fixed_b;
-            match (c.slot_a, c.slot_b) {
-                (Some(sa), Some(sb)) => {
-                    let (ba, bb) = chunk.pair_mut(sa as usize, sb as usize);
-                    c.run(ba, bb, pass, &k);
+    for color in &mut s.colors {
+        if color.entries.is_empty() {
+            continue;
+        }
+        let chunks = color
+            .plan
+            .chunks(bodies, &color.bounds)
+            .expect("plan built for these bodies and bounds");
+        let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
+        let (mut balls, mut angular, mut others) = (
+            &mut color.balls[..],
+            &mut color.angular[..],
+            &mut color.constraints[..],
+        );
+        for (((wb, wa), wo), chunk) in color
+            .ball_blocks
+            .windows(2)
+            .zip(color.angular_blocks.windows(2))
+            .zip(color.blocks.windows(2))
+            .zip(chunks)
+        {
+            let (bb, rest_b) = std::mem::take(&mut balls).split_at_mut(wb[1] - wb[0]);
+            let (ba, rest_a) = std::mem::take(&mut angular).split_at_mut(wa[1] - wa[0]);
+            let (bo, rest_o) = std::mem::take(&mut others).split_at_mut(wo[1] - wo[0]);
+            (balls, angular, others) = (rest_b, rest_a, rest_o);
+            blocks.push((bb, ba, bo, chunk));
+        }
+        t.for_each_mut(&mut blocks, |(balls, angular, others, chunk)| {
+            let path = super::simd::path();
+            super::simd::ball_joints(path, balls, chunk, pass, &k);
+            super::simd::angular_joints(path, angular, chunk, pass, &k);
+            for c in others.iter_mut() {
+                let mut a = c.fixed_a;
+                let mut b = c.fixed_b;
+                match (c.slot_a, c.slot_b) {
+                    (Some(sa), Some(sb)) => {
+                        let (ba, bb) = chunk.pair_mut(sa as usize, sb as usize);
+                        c.run(ba, bb, pass, &k);
+                    }
+                    (Some(sa), None) => c.run(chunk.get_mut(sa as usize), &mut b, pass, &k),
+                    (None, Some(sb)) => c.run(&mut a, chunk.get_mut(sb as usize), pass, &k),
+                    (None, None) => {}
                 }
-                (Some(sa), None) => c.run(chunk.get_mut(sa as usize), &mut b, pass, &k),
-                (None, Some(sb)) => c.run(&mut a, chunk.get_mut(sb as usize), pass, &k),
-                (None, None) => {}
             }
-        }
-    };
-    if s.chained {
-        // Every colour's blocks in one ordered stage (bit for bit the colour-by-colour
-        // order: a block waits for the earlier colours' blocks that last wrote its bodies).
-        let mut groups: SmallVec<[ChainGroup3<'_, _, _, _>; COLOR_COUNT]> = s
-            .colors
-            .iter_mut()
-            .filter(|c| !c.entries.is_empty())
-            .map(|c| ChainGroup3 {
-                plan: &c.plan,
-                bounds: &c.bounds,
-                items: (&mut c.balls[..], &mut c.angular[..], &mut c.constraints[..]),
-                starts: [&c.ball_blocks[..], &c.angular_blocks[..], &c.blocks[..]],
-            })
-            .collect();
-        t.run_chain3(&mut s.chain, bodies, &mut groups, block);
-    } else {
-        for color in &mut s.colors {
-            if color.entries.is_empty() {
-                continue;
-            }
-            let chunks = color
-                .plan
-                .chunks(bodies, &color.bounds)
-                .expect("plan built for these bodies and bounds");
-            let mut blocks: SmallVec<[_; MAX_BLOCKS]> = SmallVec::new();
-            let (mut balls, mut angular, mut others) = (
-                &mut color.balls[..],
-                &mut color.angular[..],
-                &mut color.constraints[..],
-            );
-            for (((wb, wa), wo), chunk) in color
-                .ball_blocks
-                .windows(2)
-                .zip(color.angular_blocks.windows(2))
-                .zip(color.blocks.windows(2))
-                .zip(chunks)
-            {
-                let (bb, rest_b) = std::mem::take(&mut balls).split_at_mut(wb[1] - wb[0]);
-                let (ba, rest_a) = std::mem::take(&mut angular).split_at_mut(wa[1] - wa[0]);
-                let (bo, rest_o) = std::mem::take(&mut others).split_at_mut(wo[1] - wo[0]);
-                (balls, angular, others) = (rest_b, rest_a, rest_o);
-                blocks.push((bb, ba, bo, chunk));
-            }
-            t.for_each_mut(&mut blocks, |(balls, angular, others, chunk)| {
-                block(balls, angular, others, chunk);
-            });
-        }
+        });
     }
     for c in &mut s.overflow {
         let mut a = c.fixed_a;

@@ -45,10 +45,7 @@
 //! colour, consecutive constraints are bundled eight to a SIMD lane set
 //! (`contact_bundle.rs`, Box2D v3's wide contact solver); each lane computes exactly what
 //! the scalar [`contact::ContactConstraint`] would, so bundling changes speed, not results.
-//! Where threads share the colours, a pass runs every colour's blocks as one ordered team
-//! stage instead of a stage a colour (`PassOrder`): a block waits only for the blocks
-//! of earlier colours that last wrote its bodies. The overflow colour is solved serially,
-//! scalar, after the others. Joints are coloured
+//! The overflow colour is solved serially, scalar, after the others. Joints are coloured
 //! in the same graph; in each pass a colour's joints run as a stage of their own before
 //! the contacts (`joint_stage.rs`, scalar rows from `joint.rs`). Trees of ball joints with
 //! unequal masses leave the graph: each is solved exactly, first in every pass
@@ -70,7 +67,7 @@ pub(crate) mod joint_tree;
 mod simd;
 mod wide;
 
-use joule_jobs::{ChainGroup, DisjointChunk, DisjointPlan, JobSystem, PlanChain, Team, TeamScope};
+use joule_jobs::{DisjointChunk, DisjointPlan, JobSystem, Team, TeamScope};
 use smallvec::SmallVec;
 
 use crate::body::{Bodies, BodySim, LockedAxes, MotionType};
@@ -284,45 +281,6 @@ pub(crate) struct SolverScratch {
     team: SolverTeam,
     /// The plan of `store_impulses`' writes (kept so a warm step does not allocate).
     store: StorePlan,
-    /// The contact passes as ordered stages: every colour's blocks in one.
-    passes: PassOrder,
-}
-
-/// Where threads share the colours, each contact pass (warm start, solve, relax) is one
-/// ordered team stage instead of one stage a colour ([`TeamScope::run_chain`]): its items
-/// are every colour's blocks in colour order, and a block waits only for the blocks of
-/// earlier colours that last wrote one of its bodies, not for whole colours. A pass then
-/// hands off once instead of once a colour (rain4k: about 30 team stages a step instead of
-/// 210), and a thread done with its block of one colour goes on with a block of the next
-/// whose bodies are ready. Each body still gets the same updates in the same order from
-/// the same values, so results are bit for bit those of colour-by-colour passes (the
-/// golden hashes are unchanged).
-#[derive(Clone, Debug, Default)]
-struct PassOrder {
-    chain: PlanChain,
-    /// Whether the passes run as the chain this step.
-    active: bool,
-}
-
-/// Builds the ordered passes' chain for this step's colours (the same for every pass and
-/// substep): only where a colour is cut into blocks for several threads (or a trace); a
-/// lone thread solves each colour as one block, in order, with no hand-off to save.
-fn order_passes(jobs: &JobSystem, s: &mut SolverScratch) {
-    let p = &mut s.passes;
-    p.active = false;
-    p.chain.clear();
-    if color_blocks(jobs) == 1 {
-        return;
-    }
-    let groups = s
-        .colors
-        .iter()
-        .filter(|w| !w.bundles.is_empty())
-        .map(|w| (&w.plan, &w.bounds[..]));
-    p.chain
-        .build(s.bodies.len(), groups)
-        .expect("colour plans built for these bodies");
-    p.active = p.chain.len() > 1;
 }
 
 /// `store_impulses`' plan of disjoint writes to the contacts, its block boundaries and
@@ -443,7 +401,6 @@ pub(crate) fn prepare(
         &mut s.trees,
     );
     build_constraints(jobs, bodies, contacts, joints, soft, s);
-    order_passes(jobs, s);
     joint_stage::prepare(jobs, bodies, joints, &s.masses, dt, substeps, &mut s.joints);
     let params = joint_stage::params(&s.joints);
     joint_tree::prepare(jobs, bodies, joints, &s.masses, params, &mut s.trees);
@@ -575,9 +532,8 @@ fn fixed_velocity(bodies: &Bodies, index: u32) -> (Vec3A, Vec3A) {
     }
 }
 
-/// Runs `bundled` on every bundle, colour by colour, blocks of a colour in parallel (or,
-/// where the passes are ordered, every colour's blocks in one ordered stage: see
-/// [`PassOrder`]), then `scalar` on the overflow constraints serially.
+/// Runs `bundled` on every bundle, colour by colour, blocks of a colour in parallel, then
+/// `scalar` on the overflow constraints serially.
 fn for_each_constraint(
     t: &TeamScope<'_>,
     s: &mut SolverScratch,
@@ -585,20 +541,16 @@ fn for_each_constraint(
     scalar: impl Fn(&mut ContactConstraint, &mut SolverBody, &mut SolverBody),
 ) {
     let bundled = &bundled;
-    if s.passes.active {
-        ordered_pass(t, s, bundled);
-    } else {
-        for work in &mut s.colors {
-            if work.bundles.is_empty() {
-                continue;
-            }
-            let chunks = work
-                .plan
-                .chunks(&mut s.bodies, &work.bounds)
-                .expect("plan built for these bodies and bounds");
-            let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
-            t.for_each_mut(&mut blocks, |(block, chunk)| bundled(block, chunk));
+    for work in &mut s.colors {
+        if work.bundles.is_empty() {
+            continue;
         }
+        let chunks = work
+            .plan
+            .chunks(&mut s.bodies, &work.bounds)
+            .expect("plan built for these bodies and bounds");
+        let mut blocks = blocks_with_chunks(&mut work.bundles, &work.blocks, chunks);
+        t.for_each_mut(&mut blocks, |(block, chunk)| bundled(block, chunk));
     }
     for c in &mut s.overflow {
         let mut fixed_a = SolverBody::FIXED;
@@ -613,27 +565,6 @@ fn for_each_constraint(
             (None, None) => {}
         }
     }
-}
-
-/// One contact pass as an ordered team stage (see [`PassOrder`]): `bundled` on every
-/// block of every colour, each block after the blocks it depends on.
-fn ordered_pass(
-    t: &TeamScope<'_>,
-    s: &mut SolverScratch,
-    bundled: &(impl Fn(&mut [ContactBundle], &mut DisjointChunk<'_, SolverBody>) + Sync),
-) {
-    let mut groups: SmallVec<[ChainGroup<'_, ContactBundle>; COLOR_COUNT]> = s
-        .colors
-        .iter_mut()
-        .filter(|w| !w.bundles.is_empty())
-        .map(|w| ChainGroup {
-            plan: &w.plan,
-            bounds: &w.bounds,
-            items: &mut w.bundles,
-            starts: &w.blocks,
-        })
-        .collect();
-    t.run_chain(&mut s.passes.chain, &mut s.bodies, &mut groups, bundled);
 }
 
 /// Splits a colour's constraints (or bundles) at its block boundaries `starts` and pairs
