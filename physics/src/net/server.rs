@@ -785,35 +785,28 @@ impl Server {
             states.push((state, b.position()));
         }
         let mut parent: Vec<u32> = (0..ids.len() as u32).collect();
-        for c in self.world.contacts() {
-            let (Some(&a), Some(&b)) = (self.net_of.get(&c.body_a), self.net_of.get(&c.body_b))
-            else {
-                continue;
-            };
+        // Two replicated bodies that touch or are jointed move as one (a static one joins
+        // nothing: it would merge every island resting on the ground).
+        let mut join = |a: u32, b: u32| {
             let (ra, rb) = (self.replicated[&a].motion, self.replicated[&b].motion);
             if ra == NetMotion::Static || rb == NetMotion::Static {
-                continue;
+                return;
             }
             let ia = ids.binary_search(&a).expect("replicated") as u32;
             let ib = ids.binary_search(&b).expect("replicated") as u32;
             let (x, y) = (find(&mut parent, ia), find(&mut parent, ib));
             if x != y {
                 parent[x.max(y) as usize] = x.min(y);
+            }
+        };
+        for c in self.world.contacts() {
+            if let (Some(&a), Some(&b)) = (self.net_of.get(&c.body_a), self.net_of.get(&c.body_b)) {
+                join(a, b);
             }
         }
-        // Jointed bodies move as one too.
         for j in self.joints.values() {
-            let Some(a) = j.spawn.body_a else { continue };
-            let b = j.spawn.body_b;
-            let (ra, rb) = (self.replicated[&a].motion, self.replicated[&b].motion);
-            if ra == NetMotion::Static || rb == NetMotion::Static {
-                continue;
-            }
-            let ia = ids.binary_search(&a).expect("replicated") as u32;
-            let ib = ids.binary_search(&b).expect("replicated") as u32;
-            let (x, y) = (find(&mut parent, ia), find(&mut parent, ib));
-            if x != y {
-                parent[x.max(y) as usize] = x.min(y);
+            if let Some(a) = j.spawn.body_a {
+                join(a, j.spawn.body_b);
             }
         }
         let roots: Vec<u32> = (0..ids.len() as u32)

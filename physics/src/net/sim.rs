@@ -92,13 +92,7 @@ struct State {
 
 impl State {
     fn unit(&mut self) -> f64 {
-        // SplitMix64.
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        unit(&mut self.rng)
     }
 
     fn push(&mut self, from: u32, to: u32, channel: Channel, bytes: Vec<u8>, at: f64) {
@@ -280,12 +274,7 @@ impl<T: Transport> Conditioned<T> {
     }
 
     fn unit(&mut self) -> f64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+        unit(&mut self.rng)
     }
 
     /// Moves the clock to `now` and sends every held datagram due by then, earliest
@@ -338,4 +327,14 @@ impl<T: Transport> Transport for Conditioned<T> {
     fn receive(&mut self) -> Option<(T::Peer, Channel, Vec<u8>)> {
         self.inner.receive()
     }
+}
+
+/// The next number in [0, 1) from the SplitMix64 generator whose state is `rng`.
+fn unit(rng: &mut u64) -> f64 {
+    *rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *rng;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
